@@ -1,0 +1,197 @@
+#include "data_type.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace wagma {
+namespace {
+
+// IEEE binary16 <-> float, round-to-nearest-even, with subnormals, inf and NaN.
+inline float HalfToFloat(uint16_t h) {
+  uint32_t sign = (h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1f;
+  uint32_t mant = h & 0x3ffu;
+  uint32_t bits;
+  if (exp == 0) {
+    if (mant == 0) {
+      bits = sign;
+    } else {  // subnormal: renormalise
+      exp = 127 - 15 + 1;
+      while ((mant & 0x400u) == 0) { mant <<= 1; --exp; }
+      mant &= 0x3ffu;
+      bits = sign | (exp << 23) | (mant << 13);
+    }
+  } else if (exp == 0x1f) {
+    bits = sign | 0x7f800000u | (mant << 13);
+  } else {
+    bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+inline uint16_t FloatToHalf(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000u;
+  uint32_t absx = x & 0x7fffffffu;
+  if (absx >= 0x7f800000u) {  // inf or NaN
+    return static_cast<uint16_t>(sign | 0x7c00u | (absx > 0x7f800000u ? 0x200u : 0));
+  }
+  if (absx >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // overflow
+  if (absx < 0x38800000u) {  // result is subnormal or zero
+    if (absx < 0x33000000u) return static_cast<uint16_t>(sign);
+    // value = m * 2^(e - 150); one half subnormal ulp is 2^-24, so shift by 126 - e.
+    uint32_t e = absx >> 23;
+    uint32_t m = (absx & 0x7fffffu) | 0x800000u;
+    uint32_t shift = 126 - e;
+    uint32_t r = m >> shift;
+    uint32_t rem = m & ((1u << shift) - 1);
+    uint32_t halfway = 1u << (shift - 1);
+    if (rem > halfway || (rem == halfway && (r & 1u))) ++r;
+    return static_cast<uint16_t>(sign | r);
+  }
+  uint32_t r = absx - 0x38000000u;  // rebias exponent 127 -> 15
+  uint32_t lsb = (r >> 13) & 1u;
+  r += 0xfffu + lsb;
+  return static_cast<uint16_t>(sign | (r >> 13));
+}
+
+inline float BFloat16ToFloat(uint16_t b) {
+  uint32_t bits = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+inline uint16_t FloatToBFloat16(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);
+  uint32_t lsb = (x >> 16) & 1u;
+  x += 0x7fffu + lsb;
+  return static_cast<uint16_t>(x >> 16);
+}
+
+// Storage type T, accumulation type A, and the conversions between them.
+struct F32 { using T = float; using A = float;
+  static A Load(T v) { return v; } static T Store(A v) { return v; } };
+struct F64 { using T = double; using A = double;
+  static A Load(T v) { return v; } static T Store(A v) { return v; } };
+struct F16 { using T = uint16_t; using A = float;
+  static A Load(T v) { return HalfToFloat(v); } static T Store(A v) { return FloatToHalf(v); } };
+struct BF16 { using T = uint16_t; using A = float;
+  static A Load(T v) { return BFloat16ToFloat(v); }
+  static T Store(A v) { return FloatToBFloat16(v); } };
+
+constexpr size_t kBlock = 1024;  // accumulate in cache-sized blocks
+
+template <class K>
+void MeanImpl(const void* const* srcs, int num_srcs, size_t n, void* dst) {
+  using T = typename K::T;
+  using A = typename K::A;
+  A acc[kBlock];
+  T* out = static_cast<T*>(dst);
+  for (size_t base = 0; base < n; base += kBlock) {
+    const size_t len = std::min(kBlock, n - base);
+    const T* s0 = static_cast<const T*>(srcs[0]) + base;
+    for (size_t i = 0; i < len; ++i) acc[i] = K::Load(s0[i]);
+    for (int k = 1; k < num_srcs; ++k) {
+      const T* sk = static_cast<const T*>(srcs[k]) + base;
+      for (size_t i = 0; i < len; ++i) acc[i] += K::Load(sk[i]);
+    }
+    // Multiplying by the reciprocal would differ from s / g in the last bit; divide,
+    // so that g = 1, 2, 4, ... give exactly representable means of exact sums.
+    for (size_t i = 0; i < len; ++i) out[base + i] = K::Store(acc[i] / A(num_srcs));
+  }
+}
+
+template <class K>
+void FreshImpl(const void* m, const void* c, const void* x, int g, size_t n, void* y) {
+  using T = typename K::T;
+  using A = typename K::A;
+  const T* pm = static_cast<const T*>(m);
+  const T* pc = static_cast<const T*>(c);
+  const T* px = static_cast<const T*>(x);
+  T* py = static_cast<T*>(y);
+  for (size_t i = 0; i < n; ++i) {
+    py[i] = K::Store(K::Load(pm[i]) + (K::Load(px[i]) - K::Load(pc[i])) / A(g));
+  }
+}
+
+template <class K>
+void PaperImpl(const void* m, const void* x, int g, size_t n, void* y) {
+  using T = typename K::T;
+  using A = typename K::A;
+  const T* pm = static_cast<const T*>(m);
+  const T* px = static_cast<const T*>(x);
+  T* py = static_cast<T*>(y);
+  for (size_t i = 0; i < n; ++i) {
+    py[i] = K::Store((A(g) * K::Load(pm[i]) + K::Load(px[i])) / A(g + 1));
+  }
+}
+
+template <template <class> class F, class... Args>
+void Dispatch(DataType dtype, Args... args) {
+  switch (dtype) {
+    case DataType::kFloat32: F<F32>::Run(args...); break;
+    case DataType::kFloat64: F<F64>::Run(args...); break;
+    case DataType::kFloat16: F<F16>::Run(args...); break;
+    case DataType::kBFloat16: F<BF16>::Run(args...); break;
+  }
+}
+
+template <class K> struct MeanOp {
+  static void Run(const void* const* s, int k, size_t n, void* d) { MeanImpl<K>(s, k, n, d); }
+};
+template <class K> struct FreshOp {
+  static void Run(const void* m, const void* c, const void* x, int g, size_t n, void* y) {
+    FreshImpl<K>(m, c, x, g, n, y);
+  }
+};
+template <class K> struct PaperOp {
+  static void Run(const void* m, const void* x, int g, size_t n, void* y) {
+    PaperImpl<K>(m, x, g, n, y);
+  }
+};
+
+}  // namespace
+
+bool IsValidDataType(int32_t code) { return code >= 0 && code <= 3; }
+
+size_t ElementSize(DataType dtype) {
+  switch (dtype) {
+    case DataType::kFloat32: return 4;
+    case DataType::kFloat64: return 8;
+    case DataType::kFloat16:
+    case DataType::kBFloat16: return 2;
+  }
+  return 0;
+}
+
+std::string DataTypeName(DataType dtype) {
+  switch (dtype) {
+    case DataType::kFloat32: return "float32";
+    case DataType::kFloat64: return "float64";
+    case DataType::kFloat16: return "float16";
+    case DataType::kBFloat16: return "bfloat16";
+  }
+  return "unknown";
+}
+
+void MeanOf(DataType dtype, const void* const* srcs, int num_srcs, size_t n, void* dst) {
+  Dispatch<MeanOp>(dtype, srcs, num_srcs, n, dst);
+}
+
+void FreshCorrection(DataType dtype, const void* m, const void* c, const void* x,
+                     int group_size, size_t n, void* y) {
+  Dispatch<FreshOp>(dtype, m, c, x, group_size, n, y);
+}
+
+void PaperAverage(DataType dtype, const void* m, const void* x, int group_size, size_t n,
+                  void* y) {
+  Dispatch<PaperOp>(dtype, m, x, group_size, n, y);
+}
+
+}  // namespace wagma

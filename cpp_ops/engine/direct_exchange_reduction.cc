@@ -1,0 +1,39 @@
+#include "direct_exchange_reduction.h"
+
+namespace wagma {
+
+void DirectExchangeReduction::Start() {
+  const int g = group_size();
+  const size_t bytes = args_.count * elem_size();
+  received_.resize(g);
+  requests_.reserve(2 * (g - 1));
+  for (int j = 0; j < g; ++j) {
+    if (j == args_.my_index) continue;
+    received_[j] = args_.pool->Take(bytes);
+    requests_.emplace_back();
+    MPI_Irecv(received_[j].data(), static_cast<int>(bytes), MPI_BYTE, args_.members[j],
+              args_.tag, args_.comm, &requests_.back());
+  }
+  for (int j = 0; j < g; ++j) {
+    if (j == args_.my_index) continue;
+    requests_.emplace_back();
+    MPI_Isend(args_.contribution, static_cast<int>(bytes), MPI_BYTE, args_.members[j],
+              args_.tag, args_.comm, &requests_.back());
+  }
+}
+
+bool DirectExchangeReduction::Progress() {
+  if (done_) return true;
+  if (!AllRequestsDone(requests_)) return false;
+  const int g = group_size();
+  std::vector<const void*> srcs(g);
+  for (int j = 0; j < g; ++j)
+    srcs[j] = j == args_.my_index ? args_.contribution : received_[j].data();
+  mean_ = args_.pool->Take(args_.count * elem_size());
+  MeanOf(args_.dtype, srcs.data(), g, args_.count, mean_.data());
+  received_.clear();
+  done_ = true;
+  return true;
+}
+
+}  // namespace wagma

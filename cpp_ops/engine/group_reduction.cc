@@ -1,0 +1,27 @@
+#include "group_reduction.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "direct_exchange_reduction.h"
+#include "scatter_allgather_reduction.h"
+
+namespace wagma {
+
+bool AllRequestsDone(std::vector<MPI_Request>& requests) {
+  if (requests.empty()) return true;
+  int flag = 0;
+  const int rc = MPI_Testall(static_cast<int>(requests.size()), requests.data(), &flag,
+                             MPI_STATUSES_IGNORE);
+  if (rc != MPI_SUCCESS) throw std::runtime_error("MPI_Testall failed: code " + std::to_string(rc));
+  return flag != 0;
+}
+
+std::unique_ptr<GroupReduction> MakeGroupReduction(ReductionArgs args, size_t small_bytes) {
+  const size_t bytes = args.count * ElementSize(args.dtype);
+  if (args.members.size() <= 2 || bytes <= small_bytes)
+    return std::make_unique<DirectExchangeReduction>(std::move(args));
+  return std::make_unique<ScatterAllgatherReduction>(std::move(args));
+}
+
+}  // namespace wagma

@@ -1,0 +1,58 @@
+// GroupReduction: computes the mean of one contribution per group member, over MPI
+// point-to-point on the engine's data communicator, driven by the background loop.
+//
+// Invariants shared by every algorithm:
+//  * non-blocking: Start() posts requests, Progress() only tests them;
+//  * every member ends with the same bytes in mean(): each element's sum is formed in
+//    member order by exactly one rank (or identically by all), then divided by |G|;
+//  * all messages of one reduction use one tag; per pair of ranks the receiver posts
+//    its receives in the order the sender sends, so MPI's non-overtaking rule matches
+//    them without further tags;
+//  * the contribution must stay valid and unchanged until Progress() returns true.
+#pragma once
+
+#include <mpi.h>
+
+#include <memory>
+#include <vector>
+
+#include "buffer.h"
+#include "data_type.h"
+
+namespace wagma {
+
+struct ReductionArgs {
+  MPI_Comm comm = MPI_COMM_NULL;
+  int tag = 0;
+  std::vector<int> members;  // ranks in `comm`, sorted
+  int my_index = 0;          // position of this rank in `members`
+  DataType dtype = DataType::kFloat32;
+  size_t count = 0;          // elements
+  const void* contribution = nullptr;
+  BufferPool* pool = nullptr;
+};
+
+class GroupReduction {
+ public:
+  explicit GroupReduction(ReductionArgs args) : args_(std::move(args)) {}
+  virtual ~GroupReduction() = default;
+  virtual void Start() = 0;
+  // Tests outstanding requests and advances; true once mean() is final.
+  virtual bool Progress() = 0;
+  Buffer TakeMean() { return std::move(mean_); }
+
+ protected:
+  int group_size() const { return static_cast<int>(args_.members.size()); }
+  size_t elem_size() const { return ElementSize(args_.dtype); }
+  ReductionArgs args_;
+  Buffer mean_;
+};
+
+// Picks the algorithm: DirectExchange for small tensors and pairs, ScatterAllgather
+// for large tensors in groups of three or more.
+std::unique_ptr<GroupReduction> MakeGroupReduction(ReductionArgs args, size_t small_bytes);
+
+// Test-all over a request list that may contain MPI_REQUEST_NULL; throws on MPI error.
+bool AllRequestsDone(std::vector<MPI_Request>& requests);
+
+}  // namespace wagma

@@ -1,0 +1,120 @@
+#include "stream_spec.h"
+
+#include <cstring>
+#include <sstream>
+#include <stdexcept>
+
+#include "message_tags.h"
+
+namespace wagma {
+namespace {
+
+template <class T>
+void Put(std::string& out, const T& v) {
+  out.append(reinterpret_cast<const char*>(&v), sizeof(T));
+}
+
+template <class T>
+T Get(const std::string& in, size_t& pos) {
+  if (pos + sizeof(T) > in.size()) throw std::runtime_error("truncated stream spec");
+  T v;
+  std::memcpy(&v, in.data() + pos, sizeof(T));
+  pos += sizeof(T);
+  return v;
+}
+
+const char* AveragingName(Averaging a) { return a == Averaging::kFresh ? "fresh" : "paper"; }
+
+}  // namespace
+
+std::string ShapeString(const std::vector<int64_t>& shape) {
+  std::ostringstream s;
+  s << "[";
+  for (size_t i = 0; i < shape.size(); ++i) s << (i ? ", " : "") << shape[i];
+  s << "]";
+  return s.str();
+}
+
+size_t StreamSpec::num_elements() const {
+  size_t n = 1;
+  for (int64_t d : shape) n *= static_cast<size_t>(d);
+  return n;
+}
+
+std::string StreamSpec::Mismatch(int my_rank, const StreamSpec& o, int other_rank) const {
+  std::ostringstream s;
+  auto head = [&](const char* what) {
+    s << what << " mismatch for stream '" << name << "': rank " << my_rank << " has " << what
+      << " ";
+  };
+  if (shape != o.shape) {
+    head("shape");
+    s << ShapeString(shape) << ", rank " << other_rank << " has shape " << ShapeString(o.shape);
+  } else if (dtype != o.dtype) {
+    head("dtype");
+    s << DataTypeName(dtype) << ", rank " << other_rank << " has dtype " << DataTypeName(o.dtype);
+  } else if (config.group_size != o.config.group_size) {
+    head("group_size");
+    s << config.group_size << ", rank " << other_rank << " has group_size "
+      << o.config.group_size;
+  } else if (config.sync_period != o.config.sync_period) {
+    head("sync_period");
+    s << config.sync_period << ", rank " << other_rank << " has sync_period "
+      << o.config.sync_period;
+  } else if (config.averaging != o.config.averaging) {
+    head("averaging");
+    s << AveragingName(config.averaging) << ", rank " << other_rank << " has averaging "
+      << AveragingName(o.config.averaging);
+  } else if (config.wait_avoiding != o.config.wait_avoiding) {
+    head("wait_avoiding");
+    s << config.wait_avoiding << ", rank " << other_rank << " has wait_avoiding "
+      << o.config.wait_avoiding;
+  }
+  return s.str();
+}
+
+std::string StreamSpec::Serialize() const {
+  std::string out;
+  Put<uint32_t>(out, static_cast<uint32_t>(name.size()));
+  out += name;
+  Put<int32_t>(out, static_cast<int32_t>(dtype));
+  Put<uint32_t>(out, static_cast<uint32_t>(shape.size()));
+  for (int64_t d : shape) Put<int64_t>(out, d);
+  Put<int32_t>(out, config.group_size);
+  Put<int32_t>(out, config.sync_period);
+  Put<int32_t>(out, static_cast<int32_t>(config.averaging));
+  Put<int32_t>(out, config.wait_avoiding ? 1 : 0);
+  return out;
+}
+
+StreamSpec StreamSpec::Parse(const std::string& in) {
+  StreamSpec s;
+  size_t pos = 0;
+  const uint32_t name_len = Get<uint32_t>(in, pos);
+  if (pos + name_len > in.size()) throw std::runtime_error("truncated stream spec");
+  s.name = in.substr(pos, name_len);
+  pos += name_len;
+  s.dtype = static_cast<DataType>(Get<int32_t>(in, pos));
+  const uint32_t ndim = Get<uint32_t>(in, pos);
+  for (uint32_t i = 0; i < ndim; ++i) s.shape.push_back(Get<int64_t>(in, pos));
+  s.config.group_size = Get<int32_t>(in, pos);
+  s.config.sync_period = Get<int32_t>(in, pos);
+  s.config.averaging = static_cast<Averaging>(Get<int32_t>(in, pos));
+  s.config.wait_avoiding = Get<int32_t>(in, pos) != 0;
+  return s;
+}
+
+std::string ValidateConfig(const StreamConfig& c) {
+  std::ostringstream s;
+  if (c.group_size < 2) {
+    s << "group_size must be an integer >= 2, got " << c.group_size;
+  } else if (c.sync_period < 1 || c.sync_period > kMaxSyncPeriod) {
+    s << "sync_period must be an integer in [1, " << kMaxSyncPeriod << "], got "
+      << c.sync_period;
+  } else if (c.averaging != Averaging::kFresh && c.averaging != Averaging::kPaper) {
+    s << "averaging must be 'fresh' or 'paper', got code " << static_cast<int>(c.averaging);
+  }
+  return s.str();
+}
+
+}  // namespace wagma

@@ -1,0 +1,43 @@
+// StreamSpec: what every rank must agree on for one named stream, checked at round 0.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "data_type.h"
+
+namespace wagma {
+
+enum class Averaging : int32_t { kFresh = 0, kPaper = 1 };
+
+struct StreamConfig {
+  int32_t group_size = 2;     // S
+  int32_t sync_period = 10;   // tau
+  Averaging averaging = Averaging::kFresh;
+  bool wait_avoiding = true;
+};
+
+struct StreamSpec {
+  std::string name;
+  DataType dtype = DataType::kFloat32;
+  std::vector<int64_t> shape;
+  StreamConfig config;
+
+  size_t num_elements() const;
+  size_t num_bytes() const { return num_elements() * ElementSize(dtype); }
+
+  // Empty when the two specs agree; otherwise a sentence naming the first difference,
+  // e.g. "shape mismatch for 'w': rank 0 has shape [4, 3], rank 2 has shape [5]".
+  std::string Mismatch(int my_rank, const StreamSpec& other, int other_rank) const;
+
+  std::string Serialize() const;
+  static StreamSpec Parse(const std::string& bytes);
+};
+
+// Empty when the configuration is valid for `num_ranks`; otherwise the ValueError text.
+std::string ValidateConfig(const StreamConfig& config);
+
+std::string ShapeString(const std::vector<int64_t>& shape);
+
+}  // namespace wagma
