@@ -1,0 +1,95 @@
+#include "c_api.h"
+
+#include <cstring>
+#include <exception>
+#include <string>
+
+#include "engine.h"
+#include "group_schedule.h"
+
+using wagma::Engine;
+
+namespace {
+
+int SetError(char* err, int errlen, const std::string& text) {
+  if (err && errlen > 0) {
+    std::strncpy(err, text.c_str(), static_cast<size_t>(errlen) - 1);
+    err[errlen - 1] = '\0';
+  }
+  return text.empty() ? 0 : -1;
+}
+
+}  // namespace
+
+extern "C" {
+
+int wagma_start(char* err, int errlen) { return SetError(err, errlen, Engine::Get().Start()); }
+void wagma_shutdown(void) { Engine::Get().Shutdown(); }
+int wagma_started(void) { return Engine::Get().started() ? 1 : 0; }
+int wagma_rank(void) { return Engine::Get().rank(); }
+int wagma_size(void) { return Engine::Get().size(); }
+
+int wagma_default_group_size(int num_ranks) {
+  return wagma::GroupSchedule::DefaultGroupSize(num_ranks);
+}
+
+int wagma_schedule(int num_ranks, int group_size, int* out, int cap, char* err, int errlen) {
+  try {
+    const wagma::GroupSchedule& s = Engine::Get().ScheduleFor(num_ranks, group_size);
+    const int L = s.num_phases();
+    if (static_cast<long long>(L) * num_ranks > cap) {
+      SetError(err, errlen, "schedule buffer too small");
+      return -1;
+    }
+    for (int p = 0; p < L; ++p)
+      for (size_t gi = 0; gi < s.groups(p).size(); ++gi)
+        for (int r : s.groups(p)[gi]) out[p * num_ranks + r] = static_cast<int>(gi);
+    return L;
+  } catch (const std::exception& e) {
+    SetError(err, errlen, e.what());
+    return -1;
+  }
+}
+
+int64_t wagma_enqueue(const char* name, int dtype, int ndim, const int64_t* shape,
+                      const void* input, void* output, int group_size, int sync_period,
+                      int averaging, int wait_avoiding, char* err, int errlen) {
+  if (!wagma::IsValidDataType(dtype)) {
+    SetError(err, errlen, "unsupported dtype code " + std::to_string(dtype));
+    return 0;
+  }
+  wagma::StreamSpec spec;
+  spec.name = name;
+  spec.dtype = static_cast<wagma::DataType>(dtype);
+  spec.shape.assign(shape, shape + ndim);
+  spec.config.group_size = group_size;
+  spec.config.sync_period = sync_period;
+  spec.config.averaging = static_cast<wagma::Averaging>(averaging);
+  spec.config.wait_avoiding = wait_avoiding != 0;
+  std::string error;
+  try {
+    const int64_t h = Engine::Get().Enqueue(spec, input, output, &error);
+    if (h == 0) SetError(err, errlen, error);
+    return h;
+  } catch (const std::exception& e) {
+    SetError(err, errlen, e.what());
+    return 0;
+  }
+}
+
+int wagma_poll(int64_t handle) { return Engine::Get().Poll(handle); }
+
+int wagma_wait(int64_t handle, char* err, int errlen) {
+  return SetError(err, errlen, Engine::Get().Wait(handle));
+}
+
+void wagma_stats(int64_t* out5) {
+  const wagma::EngineStats s = Engine::Get().stats();
+  out5[0] = s.rounds_completed;
+  out5[1] = s.passive_joins;
+  out5[2] = s.activations_sent;
+  out5[3] = s.loop_iterations;
+  out5[4] = s.sleeps;
+}
+
+}  // extern "C"

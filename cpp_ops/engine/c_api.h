@@ -1,0 +1,32 @@
+// The engine's C interface: what framework bindings and Python (ctypes) call.
+// Every function that can fail returns an error text through (err, errlen).
+#pragma once
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+int wagma_start(char* err, int errlen);  // 0 on success
+void wagma_shutdown(void);
+int wagma_started(void);
+int wagma_rank(void);
+int wagma_size(void);
+int wagma_default_group_size(int num_ranks);
+// Writes phase-major group indices (out[p * P + r] = index of r's group in phase p) and
+// returns the number of phases, or -1 on error (also when cap is too small).
+int wagma_schedule(int num_ranks, int group_size, int* out, int cap, char* err, int errlen);
+// Returns a handle > 0, or 0 with err set. `input` is copied before return; `output`
+// must stay valid until the handle completes.
+int64_t wagma_enqueue(const char* name, int dtype, int ndim, const int64_t* shape,
+                      const void* input, void* output, int group_size, int sync_period,
+                      int averaging, int wait_avoiding, char* err, int errlen);
+int wagma_poll(int64_t handle);                      // -1 unknown, 0 pending, 1 done
+int wagma_wait(int64_t handle, char* err, int errlen);  // 0 on success
+// rounds_completed, passive_joins, activations_sent, loop_iterations, sleeps
+void wagma_stats(int64_t* out5);
+
+#ifdef __cplusplus
+}
+#endif

@@ -1,0 +1,500 @@
+#include "engine.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+
+#include "message_tags.h"
+
+namespace wagma {
+namespace {
+
+constexpr int kRoot = 0;
+
+double EnvDouble(const char* name, double fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::atof(v) : fallback;
+}
+
+std::string PackNameAndText(const std::string& name, const std::string& text) {
+  const uint32_t n = static_cast<uint32_t>(name.size());
+  std::string out(reinterpret_cast<const char*>(&n), sizeof(n));
+  return out + name + text;
+}
+
+void UnpackNameAndText(const std::string& bytes, std::string* name, std::string* text) {
+  uint32_t n = 0;
+  if (bytes.size() < sizeof(n)) throw std::runtime_error("short control payload");
+  std::memcpy(&n, bytes.data(), sizeof(n));
+  *name = bytes.substr(sizeof(n), n);
+  *text = bytes.substr(sizeof(n) + n);
+}
+
+}  // namespace
+
+Engine& Engine::Get() {
+  // Never destroyed: the background thread may outlive static destructors at exit.
+  static Engine* engine = new Engine();
+  return *engine;
+}
+
+std::string Engine::Start() {
+  std::lock_guard<std::mutex> lock(start_mu_);
+  if (started_) return "";
+  if (shutdown_requested_) return "the WAGMA engine was shut down; it cannot be restarted";
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (!initialized || finalized) {
+    return "MPI is not initialized: call horovod_wagma's init() (or hvd.init() with MPI) "
+           "before using the WAGMA engine";
+  }
+  int provided = 0;
+  MPI_Query_thread(&provided);
+  if (provided < MPI_THREAD_MULTIPLE) {
+    return "MPI was initialized without MPI_THREAD_MULTIPLE (provided level " +
+           std::to_string(provided) +
+           "); the WAGMA engine needs it. Do not set HOROVOD_MPI_THREADS_DISABLE.";
+  }
+  MPI_Comm_dup(MPI_COMM_WORLD, &control_comm_);
+  MPI_Comm_dup(MPI_COMM_WORLD, &data_comm_);
+  MPI_Comm_rank(data_comm_, &rank_);
+  MPI_Comm_size(data_comm_, &size_);
+  void* attr = nullptr;
+  int flag = 0;
+  MPI_Comm_get_attr(data_comm_, MPI_TAG_UB, &attr, &flag);
+  if (!flag || *static_cast<int*>(attr) < kRequiredTagUpperBound) {
+    return "this MPI's tag upper bound is below " + std::to_string(kRequiredTagUpperBound) +
+           ", which the WAGMA engine needs";
+  }
+  small_bytes_ = static_cast<size_t>(EnvDouble("HOROVOD_WAGMA_SMALL_BYTES", 64 * 1024));
+  shutdown_timeout_s_ = EnvDouble("HOROVOD_WAGMA_SHUTDOWN_TIMEOUT", 30.0);
+  channel_ = std::make_unique<ActivationChannel>(control_comm_);
+  if (rank_ == kRoot) book_ = std::make_unique<RegistrationBook>(size_);
+  thread_ = std::thread([this] { Loop(); });
+  started_ = true;
+  return "";
+}
+
+void Engine::Shutdown() {
+  std::lock_guard<std::mutex> lock(start_mu_);
+  if (!started_ || shutdown_requested_) return;
+  shutdown_requested_ = true;
+  queue_cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  started_ = false;
+}
+
+const GroupSchedule& Engine::ScheduleFor(int num_ranks, int group_size) {
+  std::lock_guard<std::mutex> lock(sched_mu_);
+  auto key = std::make_pair(num_ranks, group_size);
+  auto it = schedules_.find(key);
+  if (it == schedules_.end()) {
+    it = schedules_
+             .emplace(key, std::make_unique<GroupSchedule>(
+                               GroupSchedule::Build(num_ranks, group_size)))
+             .first;
+  }
+  return *it->second;
+}
+
+EngineStats Engine::stats() {
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  return stats_;
+}
+
+int64_t Engine::Enqueue(const StreamSpec& spec, const void* input, void* output,
+                        std::string* error) {
+  if (!started_) {
+    *error = "the WAGMA engine is not running: call init() first";
+    return 0;
+  }
+  if (shutdown_requested_) {
+    *error = "the WAGMA engine is shutting down";
+    return 0;
+  }
+  *error = ValidateConfig(spec.config);
+  if (!error->empty()) return 0;
+  Request req{handles_.Allocate(), spec, pool_.Copy(input, spec.num_bytes()), output};
+  const int64_t handle = req.handle;
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    queue_.push_back(std::move(req));
+  }
+  queue_cv_.notify_one();
+  return handle;
+}
+
+// ---------------------------------------------------------------------------------
+// Background loop
+
+void Engine::Loop() {
+  int idle = 0;
+  while (true) {
+    bool progressed = false;
+    try {
+      progressed |= DrainRequests();
+      progressed |= PollControl();
+      progressed |= ProgressRounds();
+      progressed |= JoinActivatedRounds();
+      channel_->FlushSends();
+      if (shutdown_requested_ && ShutdownStep()) break;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "[horovod_wagma rank %d] engine error: %s\n", rank_, e.what());
+      handles_.FailAll(std::string("WAGMA engine error: ") + e.what());
+      break;
+    }
+    {
+      std::lock_guard<std::mutex> lock(stats_mu_);
+      ++stats_.loop_iterations;
+    }
+    if (progressed) {
+      idle = 0;
+      continue;
+    }
+    // Never busy-poll a core away from training: yield while work is in flight, then
+    // sleep with exponential back-off; an enqueue wakes the loop at once.
+    ++idle;
+    const bool busy = in_flight_ > 0;
+    if (busy && idle < 200) {
+      std::this_thread::yield();
+      continue;
+    }
+    const int cap_us = busy ? 100 : 1000;
+    const int sleep_us = std::min(cap_us, 1 << std::min(idle / 8, 10));
+    {
+      std::lock_guard<std::mutex> lock(stats_mu_);
+      ++stats_.sleeps;
+    }
+    std::unique_lock<std::mutex> lock(queue_mu_);
+    queue_cv_.wait_for(lock, std::chrono::microseconds(sleep_us),
+                       [this] { return !queue_.empty() || shutdown_requested_.load(); });
+  }
+  handles_.FailAll("the WAGMA engine shut down before this request completed");
+}
+
+bool Engine::DrainRequests() {
+  std::deque<Request> batch;
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    batch.swap(queue_);
+  }
+  for (Request& r : batch) HandleRequest(std::move(r));
+  return !batch.empty();
+}
+
+bool Engine::PollControl() {
+  bool any = false;
+  ControlMessage msg;
+  while (channel_->Poll(&msg)) {
+    any = true;
+    std::string name, text;
+    switch (msg.kind) {
+      case ControlKind::kRegister:
+        OnRegister(msg.source, StreamSpec::Parse(msg.payload));
+        break;
+      case ControlKind::kAssign:
+        UnpackNameAndText(msg.payload, &name, &text);
+        OnAssign(name, msg.stream_id);
+        break;
+      case ControlKind::kReject:
+        UnpackNameAndText(msg.payload, &name, &text);
+        OnReject(name, text);
+        break;
+      case ControlKind::kActivate:
+        OnActivate(msg.stream_id, msg.round);
+        break;
+    }
+  }
+  return any;
+}
+
+bool Engine::ProgressRounds() {
+  bool any = false;
+  for (auto& kv : streams_) {
+    Stream& s = kv.second;
+    for (auto it = s.rounds.begin(); it != s.rounds.end();) {
+      RoundState& rs = it->second;
+      const int64_t round = it->first;
+      ++it;  // FinishAppRound may erase this round
+      if (!rs.reduction || !rs.reduction->Progress()) continue;
+      rs.mean = rs.reduction->TakeMean();
+      rs.reduction.reset();
+      rs.completed = true;
+      --in_flight_;
+      any = true;
+      {
+        std::lock_guard<std::mutex> lock(stats_mu_);
+        ++stats_.rounds_completed;
+      }
+      if (rs.call) FinishAppRound(s, round);
+    }
+  }
+  return any;
+}
+
+bool Engine::JoinActivatedRounds() {
+  bool any = false;
+  for (auto& kv : streams_) {
+    Stream& s = kv.second;
+    while (!s.activations.empty()) {
+      const int64_t round = *s.activations.begin();
+      auto existing = s.rounds.find(round);
+      if (existing != s.rounds.end() && existing->second.joined) {
+        s.activations.erase(s.activations.begin());
+        continue;
+      }
+      // Contribute the freshest value: first let this stream's earlier rounds that are
+      // in flight here complete. They wait on communication only, and these waits run
+      // towards lower round numbers, so they cannot form a cycle.
+      bool earlier_in_flight = false;
+      for (auto it = s.rounds.begin(); it != s.rounds.end() && it->first < round; ++it) {
+        if (it->second.in_flight()) {
+          earlier_in_flight = true;
+          break;
+        }
+      }
+      if (earlier_in_flight) break;
+      RoundState& rs = GetRound(s, round);
+      rs.passive_contribution = pool_.Copy(s.published.data(), s.published.size());
+      Join(s, rs, rs.passive_contribution.data(), /*activate=*/false);
+      s.activations.erase(s.activations.begin());
+      {
+        std::lock_guard<std::mutex> lock(stats_mu_);
+        ++stats_.passive_joins;
+      }
+      any = true;
+    }
+  }
+  return any;
+}
+
+bool Engine::ShutdownStep() {
+  if (shutdown_state_ == ShutdownState::kDrain && shutdown_started_.time_since_epoch().count() == 0)
+    shutdown_started_ = std::chrono::steady_clock::now();
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                                       shutdown_started_).count();
+  bool quiet = in_flight_ == 0 && channel_->FlushSends();
+  for (auto& kv : streams_) quiet = quiet && kv.second.activations.empty();
+  switch (shutdown_state_) {
+    case ShutdownState::kDrain:
+      // Finish what this rank started before telling the others it is done: a round
+      // this rank activated needs its peers' engines, which stay up until the barrier.
+      if (quiet) {
+        MPI_Ibarrier(control_comm_, &shutdown_barrier_);
+        shutdown_state_ = ShutdownState::kBarrier;
+      }
+      break;
+    case ShutdownState::kBarrier: {
+      int done = 0;
+      MPI_Test(&shutdown_barrier_, &done, MPI_STATUS_IGNORE);
+      if (done) shutdown_state_ = ShutdownState::kFinal;
+      break;
+    }
+    case ShutdownState::kFinal:
+      if (quiet) {
+        MPI_Comm_free(&data_comm_);
+        MPI_Comm_free(&control_comm_);
+        return true;
+      }
+      break;
+  }
+  if (elapsed > shutdown_timeout_s_) {
+    std::fprintf(stderr,
+                 "[horovod_wagma rank %d] shutdown: gave up after %.0f s with %lld round(s) "
+                 "in flight (peers gone or a round was never entered)\n",
+                 rank_, elapsed, static_cast<long long>(in_flight_));
+    return true;
+  }
+  return false;
+}
+
+// ---------------------------------------------------------------------------------
+// Requests, registration, activation
+
+void Engine::HandleRequest(Request req) {
+  if (shutdown_requested_) {
+    handles_.Complete(req.handle, "the WAGMA engine is shutting down");
+    return;
+  }
+  auto it = streams_.find(req.spec.name);
+  if (it == streams_.end()) {
+    Stream& s = streams_[req.spec.name];
+    s.spec = req.spec;
+    const int S = req.spec.config.group_size;
+    s.schedule = &ScheduleFor(size_, S);
+    if (rank_ == kRoot) {
+      OnRegister(rank_, req.spec);
+    } else {
+      ControlMessage msg;
+      msg.kind = ControlKind::kRegister;
+      msg.payload = req.spec.Serialize();
+      channel_->Send(kRoot, msg);
+    }
+    it = streams_.find(req.spec.name);
+  } else {
+    const std::string mismatch = it->second.spec.Mismatch(rank_, req.spec, rank_);
+    if (!mismatch.empty()) {
+      handles_.Complete(req.handle,
+                        "stream '" + req.spec.name + "' changed after round 0: " + mismatch);
+      return;
+    }
+  }
+  Stream& s = it->second;
+  if (!s.error.empty()) {
+    handles_.Complete(req.handle, s.error);
+    return;
+  }
+  const int64_t round = s.next_app_round++;
+  RoundState& rs = GetRound(s, round);
+  rs.call = AppCall{req.handle, std::move(req.input), req.output};
+  if (s.id >= 0) EnterRound(s, rs);
+}
+
+void Engine::OnRegister(int source, const StreamSpec& spec) {
+  const RegistrationBook::Verdict v = book_->Add(source, spec);
+  if (!v.complete) return;
+  for (int r = 0; r < size_; ++r) {
+    if (r == rank_) continue;
+    ControlMessage msg;
+    msg.kind = v.error.empty() ? ControlKind::kAssign : ControlKind::kReject;
+    msg.stream_id = v.stream_id;
+    msg.payload = PackNameAndText(v.name, v.error);
+    channel_->Send(r, msg);
+  }
+  if (v.error.empty()) {
+    OnAssign(v.name, v.stream_id);
+  } else {
+    OnReject(v.name, v.error);
+  }
+}
+
+void Engine::OnAssign(const std::string& name, int stream_id) {
+  auto it = streams_.find(name);
+  if (it == streams_.end()) return;
+  Stream& s = it->second;
+  s.id = stream_id;
+  streams_by_id_[stream_id] = &s;
+  for (auto& kv : s.rounds) {
+    if (kv.second.call && !kv.second.joined) EnterRound(s, kv.second);
+  }
+}
+
+void Engine::OnReject(const std::string& name, const std::string& error) {
+  auto it = streams_.find(name);
+  if (it == streams_.end()) return;
+  FailStream(it->second, error);
+}
+
+void Engine::FailStream(Stream& s, const std::string& error) {
+  s.error = error;
+  for (auto& kv : s.rounds) {
+    if (kv.second.call) handles_.Complete(kv.second.call->handle, error);
+  }
+  s.rounds.clear();
+}
+
+void Engine::OnActivate(int stream_id, int64_t round) {
+  auto it = streams_by_id_.find(stream_id);
+  if (it == streams_by_id_.end()) {
+    std::fprintf(stderr, "[horovod_wagma rank %d] activation for unknown stream %d ignored\n",
+                 rank_, stream_id);
+    return;
+  }
+  Stream& s = *it->second;
+  auto r = s.rounds.find(round);
+  if (r != s.rounds.end() && r->second.joined) return;
+  s.activations.insert(round);
+}
+
+// ---------------------------------------------------------------------------------
+// Rounds
+
+RoundState& Engine::GetRound(Stream& s, int64_t round) {
+  auto it = s.rounds.find(round);
+  if (it != s.rounds.end()) return it->second;
+  RoundState& rs = s.rounds[round];
+  rs.round = round;
+  rs.plan = PlanRound(round, s.spec.config.sync_period, s.schedule->num_phases());
+  if (rs.plan.global) {
+    rs.members.resize(size_);
+    for (int r = 0; r < size_; ++r) rs.members[r] = r;
+  } else {
+    rs.members = s.schedule->GroupOf(rs.plan.phase, rank_);
+  }
+  for (size_t i = 0; i < rs.members.size(); ++i)
+    if (rs.members[i] == rank_) rs.my_index = static_cast<int>(i);
+  return rs;
+}
+
+void Engine::EnterRound(Stream& s, RoundState& rs) {
+  Publish(s, rs.call->input.data(), 2 * rs.round);
+  if (rs.completed) {
+    FinishAppRound(s, rs.round);
+  } else if (!rs.joined) {
+    const bool activate = !rs.plan.global && s.spec.config.wait_avoiding;
+    Join(s, rs, rs.call->input.data(), activate);
+  }
+}
+
+void Engine::Join(Stream& s, RoundState& rs, const void* contribution, bool activate) {
+  rs.joined = true;
+  rs.contribution = contribution;
+  if (activate) {
+    for (int m : rs.members) {
+      if (m == rank_) continue;
+      ControlMessage msg;
+      msg.kind = ControlKind::kActivate;
+      msg.stream_id = s.id;
+      msg.round = rs.round;
+      channel_->Send(m, msg);
+    }
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    stats_.activations_sent += static_cast<int64_t>(rs.members.size()) - 1;
+  }
+  ReductionArgs args;
+  args.comm = data_comm_;
+  args.tag = DataTag(s.id, rs.round);
+  args.members = rs.members;
+  args.my_index = rs.my_index;
+  args.dtype = s.spec.dtype;
+  args.count = s.spec.num_elements();
+  args.contribution = contribution;
+  args.pool = &pool_;
+  rs.reduction = MakeGroupReduction(std::move(args), small_bytes_);
+  rs.reduction->Start();
+  ++in_flight_;
+}
+
+void Engine::FinishAppRound(Stream& s, int64_t round) {
+  RoundState& rs = s.rounds.at(round);
+  AppCall& call = *rs.call;
+  const size_t n = s.spec.num_elements();
+  const size_t bytes = s.spec.num_bytes();
+  const int g = static_cast<int>(rs.members.size());
+  char* out = static_cast<char*>(call.output);
+  const void* x = call.input.data();
+  if (rs.plan.global) {
+    std::memcpy(out, rs.mean.data(), bytes);
+  } else if (s.spec.config.averaging == Averaging::kPaper) {
+    PaperAverage(s.spec.dtype, rs.mean.data(), x, g, n, out);
+  } else if (rs.contribution == x || std::memcmp(rs.contribution, x, bytes) == 0) {
+    std::memcpy(out, rs.mean.data(), bytes);  // c == x: the plain group mean
+  } else {
+    FreshCorrection(s.spec.dtype, rs.mean.data(), rs.contribution, x, g, n, out);
+  }
+  Publish(s, out, 2 * round + 1);
+  const int64_t handle = call.handle;
+  s.rounds.erase(round);
+  handles_.Complete(handle);
+}
+
+void Engine::Publish(Stream& s, const void* value, int64_t version) {
+  if (version <= s.published_version) return;
+  if (s.published.empty()) s.published = pool_.Take(s.spec.num_bytes());
+  std::memcpy(s.published.data(), value, s.spec.num_bytes());
+  s.published_version = version;
+}
+
+}  // namespace wagma

@@ -1,0 +1,53 @@
+#include "handle_table.h"
+
+namespace wagma {
+
+int64_t HandleTable::Allocate() {
+  std::lock_guard<std::mutex> lock(mu_);
+  const int64_t h = next_++;
+  states_[h] = State{};
+  return h;
+}
+
+void HandleTable::Complete(int64_t handle, const std::string& error) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = states_.find(handle);
+    if (it == states_.end()) return;
+    it->second.done = true;
+    it->second.error = error;
+  }
+  cv_.notify_all();
+}
+
+int HandleTable::Poll(int64_t handle) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = states_.find(handle);
+  if (it == states_.end()) return -1;
+  return it->second.done ? 1 : 0;
+}
+
+std::string HandleTable::WaitAndRelease(int64_t handle) {
+  std::unique_lock<std::mutex> lock(mu_);
+  auto it = states_.find(handle);
+  if (it == states_.end()) return "unknown handle " + std::to_string(handle);
+  cv_.wait(lock, [&] { return states_[handle].done; });
+  std::string error = states_[handle].error;
+  states_.erase(handle);
+  return error;
+}
+
+void HandleTable::FailAll(const std::string& error) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& kv : states_) {
+      if (!kv.second.done) {
+        kv.second.done = true;
+        kv.second.error = error;
+      }
+    }
+  }
+  cv_.notify_all();
+}
+
+}  // namespace wagma

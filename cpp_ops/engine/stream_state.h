@@ -1,0 +1,64 @@
+// Per-stream state kept by the background loop (DESIGN.md §3).
+//
+// A stream's rounds live in `rounds` from the moment either the app enters them or an
+// activation makes this rank join, until the app has collected the result. The
+// published value is the newest of: inputs the app entered (version 2r) and outputs of
+// rounds the app entered (version 2r + 1), so an older round completing late never
+// overwrites a newer input.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "buffer.h"
+#include "group_reduction.h"
+#include "group_schedule.h"
+#include "round_plan.h"
+#include "stream_spec.h"
+
+namespace wagma {
+
+// One app call of the op: the round it entered, its input and where to write.
+struct AppCall {
+  int64_t handle = 0;
+  Buffer input;             // the fresh input x, copied at enqueue
+  void* output = nullptr;   // owned by the caller until the handle completes
+};
+
+struct RoundState {
+  int64_t round = 0;
+  RoundPlan plan;
+  std::vector<int> members;  // sorted ranks
+  int my_index = 0;
+
+  bool joined = false;
+  const void* contribution = nullptr;  // c: the app's input, or passive_contribution
+  Buffer passive_contribution;         // copy of the published value at a passive join
+  std::unique_ptr<GroupReduction> reduction;  // set while in flight
+
+  bool completed = false;
+  Buffer mean;  // m, the group (or global) mean, held until the app collects it
+
+  std::optional<AppCall> call;  // set once the app has entered this round
+
+  bool in_flight() const { return joined && !completed; }
+};
+
+struct Stream {
+  StreamSpec spec;
+  int id = -1;  // assigned by the root at round 0
+  const GroupSchedule* schedule = nullptr;
+  int64_t next_app_round = 0;
+  Buffer published;
+  int64_t published_version = -1;
+  std::map<int64_t, RoundState> rounds;
+  std::set<int64_t> activations;  // rounds others activated that this rank has not joined
+  std::string error;              // set when round 0 rejected the stream
+};
+
+}  // namespace wagma
