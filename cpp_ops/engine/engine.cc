@@ -404,7 +404,9 @@ void Engine::OnActivate(int stream_id, int64_t round) {
   }
   Stream& s = *it->second;
   auto r = s.rounds.find(round);
-  if (r != s.rounds.end() && r->second.joined) return;
+  if (r != s.rounds.end() ? r->second.joined : round < s.next_app_round) {
+    return;  // joined already; rounds the app entered and collected are forgotten
+  }
   s.activations.insert(round);
 }
 

@@ -1,0 +1,132 @@
+"""Initialisation shared by the framework frontends.
+
+``WagmaBasics(hvd)`` wraps one Horovod frontend module (``horovod.torch`` or
+``horovod.tensorflow``): it initialises Horovod with MPI when needed, registers the
+schedule's groups as Horovod process sets, starts the engine (eagerly in ``init``,
+lazily on first use after a plain ``hvd.init()``) and holds the ``init`` defaults.
+"""
+import atexit
+import os
+
+from horovod_wagma.common import engine_lib
+from horovod_wagma.common.config import WagmaConfig
+from horovod_wagma.common.errors import WagmaError
+from horovod_wagma.common.schedule import groups
+
+
+class WagmaBasics:
+    def __init__(self, hvd):
+        self._hvd = hvd
+        self.config = WagmaConfig()
+        self._group_sets = {}  # tuple(ranks) -> hvd.ProcessSet
+        self._atexit_registered = False
+
+    # -- init -------------------------------------------------------------------------
+    def init(self, comm=None, process_sets=None, group_size=None, sync_period=10,
+             averaging="fresh", wait_avoiding=True):
+        """Initialises Horovod (with MPI) if needed and the WAGMA engine.
+
+        Every phase's groups for the default ``group_size`` are registered as static
+        Horovod process sets when this call initialises Horovod, or dynamically when
+        Horovod already runs with dynamic process sets; see ``group_process_set``.
+        """
+        self.config = WagmaConfig(group_size, sync_period, averaging, wait_avoiding)
+        hvd = self._hvd
+        if comm is not None:
+            from mpi4py import MPI
+            if not isinstance(comm, MPI.Comm) or comm.Compare(MPI.COMM_WORLD) == MPI.UNEQUAL:
+                raise ValueError("horovod_wagma runs over MPI_COMM_WORLD; pass comm=None "
+                                 "(or COMM_WORLD) and use Horovod process sets for subsets")
+        if not hvd.is_initialized():
+            from mpi4py import MPI  # initialises MPI with MPI_THREAD_MULTIPLE
+            size = MPI.COMM_WORLD.Get_size()
+            dynamic = isinstance(process_sets, str) and process_sets.lower() == "dynamic"
+            user_sets = [] if process_sets is None or dynamic else list(process_sets)
+            ours = [] if dynamic else self._new_group_sets(size, user_sets)
+            hvd.init(comm=comm, process_sets="dynamic" if dynamic else user_sets + ours)
+            if dynamic:
+                self._add_dynamic_group_sets()
+        elif os.environ.get("HOROVOD_DYNAMIC_PROCESS_SETS", "0") not in ("", "0"):
+            self._add_dynamic_group_sets()
+        self.ensure_started()
+
+    def _phase_groups(self, size):
+        return groups(size, self.config.resolved_group_size(size))
+
+    def _new_group_sets(self, size, user_sets):
+        """ProcessSet objects for every distinct group that is not the whole world."""
+        taken = {tuple(ps.ranks) for ps in user_sets if ps.ranks is not None}
+        new = []
+        for phase in self._phase_groups(size):
+            for members in phase:
+                key = tuple(members)
+                if len(key) == size or key in self._group_sets:
+                    continue
+                if key in taken:
+                    self._group_sets[key] = next(ps for ps in user_sets
+                                                 if ps.ranks is not None
+                                                 and tuple(ps.ranks) == key)
+                    continue
+                ps = self._hvd.ProcessSet(list(key))
+                self._group_sets[key] = ps
+                new.append(ps)
+        return new
+
+    def _add_dynamic_group_sets(self):
+        # add_process_set is collective; the schedule is identical on every rank, so
+        # every rank adds the same sets in the same order.
+        for phase in self._phase_groups(self._hvd.size()):
+            for members in phase:
+                key = tuple(members)
+                if len(key) == self._hvd.size() or key in self._group_sets:
+                    continue
+                self._group_sets[key] = self._hvd.add_process_set(list(key))
+
+    def group_process_set(self, phase):
+        """This rank's Horovod ProcessSet in ``phase`` (of the ``init`` group size)."""
+        hvd = self._require_horovod()
+        phases = self._phase_groups(hvd.size())
+        if not isinstance(phase, int) or not 0 <= phase < len(phases):
+            raise ValueError(f"phase must be in [0, {len(phases)}), got {phase!r}")
+        members = next(m for m in phases[phase] if hvd.rank() in m)
+        if len(members) == hvd.size():
+            return hvd.global_process_set
+        ps = self._group_sets.get(tuple(members))
+        if ps is None:
+            raise WagmaError(
+                "the WAGMA groups are not registered as Horovod process sets: initialise "
+                "with horovod_wagma's init() instead of hvd.init(), or enable dynamic "
+                "process sets (HOROVOD_DYNAMIC_PROCESS_SETS=1)")
+        return ps
+
+    # -- engine -----------------------------------------------------------------------
+    def _require_horovod(self):
+        if not self._hvd.is_initialized():
+            raise WagmaError("horovod_wagma is not initialized: call hvd.init() or "
+                             "horovod_wagma's init() before using group_allreduce")
+        return self._hvd
+
+    def ensure_started(self):
+        """Starts the engine on first use; it needs Horovod running on MPI."""
+        if engine_lib.started():
+            return
+        hvd = self._require_horovod()
+        if not hvd.mpi_enabled():
+            raise WagmaError("horovod_wagma needs Horovod to run with MPI: launch with "
+                             "'horovodrun --mpi' or 'mpirun' (Gloo is not supported)")
+        engine_lib.start()
+        if not self._atexit_registered:
+            # Registered after Horovod's own handler, so it runs first (LIFO): the
+            # engine finishes its MPI traffic before Horovod finalizes MPI.
+            atexit.register(engine_lib.shutdown)
+            self._atexit_registered = True
+
+    def stream_config(self, group_size=None, sync_period=None, averaging=None,
+                      wait_avoiding=None):
+        """Validated per-call configuration; starts the engine if needed."""
+        config = self.config.override(group_size, sync_period, averaging, wait_avoiding)
+        self.ensure_started()
+        return config, config.resolved_group_size(self._hvd.size())
+
+    def shutdown(self):
+        engine_lib.shutdown()

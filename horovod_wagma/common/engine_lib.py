@@ -1,0 +1,68 @@
+"""ctypes access to the engine library (libwagma.so): start, stop, schedule, stats.
+
+Framework bindings link the same library, so there is one engine per process.
+"""
+import ctypes
+import os
+
+_LIB_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                         "lib", "libwagma.so")
+_ERR_LEN = 2048
+_lib = None
+
+
+def lib():
+    global _lib
+    if _lib is None:
+        if not os.path.exists(_LIB_PATH):
+            raise ImportError(f"horovod_wagma engine library not found at {_LIB_PATH}; "
+                              "build the package (make install)")
+        # RTLD_GLOBAL: framework extensions resolve the same engine symbols.
+        _lib = ctypes.CDLL(_LIB_PATH, mode=ctypes.RTLD_GLOBAL)
+        _lib.wagma_start.argtypes = [ctypes.c_char_p, ctypes.c_int]
+        _lib.wagma_schedule.argtypes = [ctypes.c_int, ctypes.c_int,
+                                        ctypes.POINTER(ctypes.c_int), ctypes.c_int,
+                                        ctypes.c_char_p, ctypes.c_int]
+        _lib.wagma_stats.argtypes = [ctypes.POINTER(ctypes.c_int64)]
+    return _lib
+
+
+def start():
+    """Starts the engine; collective over MPI_COMM_WORLD on first call."""
+    from horovod_wagma.common.errors import WagmaError
+    err = ctypes.create_string_buffer(_ERR_LEN)
+    if lib().wagma_start(err, _ERR_LEN) != 0:
+        raise WagmaError(err.value.decode())
+
+
+def started():
+    return bool(lib().wagma_started())
+
+
+def shutdown():
+    if _lib is not None:
+        _lib.wagma_shutdown()
+
+
+def schedule(num_ranks, group_size):
+    """Group index of every rank in every phase: a list of phases, each a list of P ints."""
+    cap = num_ranks * 64
+    out = (ctypes.c_int * cap)()
+    err = ctypes.create_string_buffer(_ERR_LEN)
+    num_phases = lib().wagma_schedule(num_ranks, group_size, out, cap, err, _ERR_LEN)
+    if num_phases < 0:
+        raise ValueError(err.value.decode())
+    return [list(out[p * num_ranks:(p + 1) * num_ranks]) for p in range(num_phases)]
+
+
+def default_group_size(num_ranks):
+    return int(lib().wagma_default_group_size(num_ranks))
+
+
+def stats():
+    """Engine counters of this process (for tests and benchmarks)."""
+    out = (ctypes.c_int64 * 5)()
+    lib().wagma_stats(out)
+    keys = ("rounds_completed", "passive_joins", "activations_sent", "loop_iterations",
+            "sleeps")
+    return dict(zip(keys, list(out)))

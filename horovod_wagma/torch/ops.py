@@ -1,0 +1,118 @@
+"""The WAGMA group allreduce for torch tensors (semantics: DESIGN.md §3).
+
+``group_allreduce_async`` returns at once with a handle; ``synchronize`` waits for the
+result and ``poll`` tells whether it is ready. Non-contiguous tensors and CUDA tensors
+are staged through contiguous host tensors (the CUDA path is untested on CPU-only
+machines).
+"""
+import itertools
+
+import horovod.torch as _hvd
+import torch
+
+from horovod_wagma.common.basics import WagmaBasics
+from horovod_wagma.common.config import AVERAGING_RULES
+from horovod_wagma.common.errors import WagmaError
+from horovod_wagma.torch import _torch_ops
+
+_basics = WagmaBasics(_hvd)
+_noname = itertools.count()
+
+init = _basics.init
+group_process_set = _basics.group_process_set
+
+
+class GroupAllreduceHandle:
+    """A pending group allreduce. Keeps the tensors the engine writes into alive."""
+
+    __slots__ = ("_id", "_host_output", "_target", "_result", "_error")
+
+    def __init__(self, handle_id, host_output, target):
+        self._id = handle_id
+        self._host_output = host_output
+        self._target = target  # where the caller wants the result, if not host_output
+        self._result = None
+        self._error = None
+
+    def _finish(self):
+        if self._result is None and self._error is None:
+            try:
+                _torch_ops.wait(self._id)
+            except RuntimeError as e:
+                self._error = WagmaError(str(e))
+            else:
+                if self._target is not None:
+                    self._target.copy_(self._host_output)
+                    self._result = self._target
+                else:
+                    self._result = self._host_output
+        if self._error is not None:
+            raise self._error
+        return self._result
+
+
+def _enqueue(tensor, output, name, group_size, sync_period, averaging, wait_avoiding):
+    if not isinstance(tensor, torch.Tensor):
+        raise TypeError(f"group_allreduce expects a torch.Tensor, got {type(tensor).__name__}")
+    config, size = _basics.stream_config(group_size, sync_period, averaging, wait_avoiding)
+    if name is None:
+        name = f"group_allreduce.noname.{next(_noname)}"
+    src = tensor.detach()
+    host_in = src if src.device.type == "cpu" else src.to("cpu")
+    host_in = host_in.contiguous()
+    staged = output.device.type != "cpu" or not output.is_contiguous()
+    host_out = torch.empty(host_in.shape, dtype=host_in.dtype) if staged else output
+    handle_id = _torch_ops.enqueue(host_in, host_out, name, size, config.sync_period,
+                                   AVERAGING_RULES[config.averaging], config.wait_avoiding)
+    return GroupAllreduceHandle(handle_id, host_out, output if staged else None)
+
+
+def group_allreduce_async(tensor, name=None, group_size=None, sync_period=None,
+                          averaging=None, wait_avoiding=None):
+    """Starts round r of stream ``name`` with fresh input ``tensor``; returns a handle.
+
+    The result lands in a new tensor. Per-call knobs override ``init``'s defaults and
+    must match across ranks (checked at the stream's round 0).
+    """
+    output = torch.empty(tensor.shape, dtype=tensor.dtype, device=tensor.device)
+    return _enqueue(tensor, output, name, group_size, sync_period, averaging, wait_avoiding)
+
+
+def group_allreduce_async_(tensor, name=None, group_size=None, sync_period=None,
+                           averaging=None, wait_avoiding=None):
+    """In-place ``group_allreduce_async``: the result is written back into ``tensor``."""
+    return _enqueue(tensor, tensor, name, group_size, sync_period, averaging, wait_avoiding)
+
+
+def group_allreduce(tensor, name=None, group_size=None, sync_period=None, averaging=None,
+                    wait_avoiding=None):
+    """Blocking ``group_allreduce_async``: returns the result tensor."""
+    return synchronize(group_allreduce_async(tensor, name, group_size, sync_period,
+                                             averaging, wait_avoiding))
+
+
+def group_allreduce_(tensor, name=None, group_size=None, sync_period=None, averaging=None,
+                     wait_avoiding=None):
+    """Blocking in-place group allreduce; returns ``tensor``."""
+    return synchronize(group_allreduce_async_(tensor, name, group_size, sync_period,
+                                              averaging, wait_avoiding))
+
+
+def _check_handle(handle):
+    if not isinstance(handle, GroupAllreduceHandle):
+        raise TypeError("expected a handle from group_allreduce_async, got "
+                        f"{type(handle).__name__}")
+
+
+def poll(handle):
+    """True when the result of ``handle`` is ready (``synchronize`` will not block)."""
+    _check_handle(handle)
+    if handle._result is not None or handle._error is not None:
+        return True
+    return _torch_ops.poll(handle._id)
+
+
+def synchronize(handle):
+    """Waits for ``handle`` and returns the result tensor; raises WagmaError on failure."""
+    _check_handle(handle)
+    return handle._finish()

@@ -1,0 +1,73 @@
+"""Build horovod-wagma: the framework-agnostic engine library (cpp_ops/engine) and
+the per-framework bindings that link it (cpp_ops/torch)."""
+import glob
+import os
+import shlex
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+
+from setuptools import find_packages, setup
+from torch.utils.cpp_extension import BuildExtension, CppExtension
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ENGINE_DIR = os.path.join("cpp_ops", "engine")
+
+
+def mpi_flags(kind):
+    out = subprocess.check_output(["mpicxx", "--showme:" + kind], text=True)
+    return shlex.split(out)
+
+
+class BuildWithEngine(BuildExtension):
+    """Builds libwagma.so (the engine) before the framework extensions that link it."""
+
+    def run(self):
+        self.build_engine()
+        super().run()
+
+    def engine_out_dir(self):
+        root = HERE if self.inplace else self.build_lib
+        return os.path.join(root, "horovod_wagma", "lib")
+
+    def build_engine(self):
+        out_dir = self.engine_out_dir()
+        os.makedirs(out_dir, exist_ok=True)
+        obj_dir = os.path.join(self.build_temp, "engine")
+        os.makedirs(obj_dir, exist_ok=True)
+        sources = sorted(glob.glob(os.path.join(HERE, ENGINE_DIR, "*.cc")))
+        cflags = ["-std=c++17", "-O3", "-fPIC", "-Wall", "-pthread"] + mpi_flags("compile")
+
+        def compile_one(src):
+            obj = os.path.join(obj_dir, os.path.basename(src) + ".o")
+            subprocess.check_call(["g++"] + cflags + ["-c", src, "-o", obj])
+            return obj
+
+        with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+            objects = list(pool.map(compile_one, sources))
+        lib = os.path.join(out_dir, "libwagma.so")
+        subprocess.check_call(["g++", "-shared", "-pthread", "-o", lib] + objects
+                              + mpi_flags("link"))
+        # Extensions below link against the engine where it was just built.
+        for ext in self.extensions:
+            ext.library_dirs.append(out_dir)
+
+
+torch_ext = CppExtension(
+    name="horovod_wagma.torch._torch_ops",
+    sources=["cpp_ops/torch/torch_ops.cc"],
+    include_dirs=[os.path.join(HERE, ENGINE_DIR)],
+    libraries=["wagma"],
+    extra_compile_args=["-O2", "-std=c++17"],
+    extra_link_args=["-Wl,-rpath,$ORIGIN/../lib"],
+)
+
+setup(
+    name="horovod-wagma",
+    version="0.1.0",
+    description="WAGMA-SGD (wait-avoiding group model averaging) as a Horovod plugin",
+    packages=find_packages(include=["horovod_wagma", "horovod_wagma.*"]),
+    package_data={"horovod_wagma": ["lib/libwagma.so"]},
+    ext_modules=[torch_ext],
+    cmdclass={"build_ext": BuildWithEngine},
+    python_requires=">=3.9",
+)
