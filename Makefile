@@ -1,0 +1,31 @@
+# horovod-wagma: `make test` and `make demo` install what they need first.
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.wagma-installed
+# Anything that changes what install produces re-triggers it.
+INSTALL_INPUTS := scripts/install.sh scripts/build_horovod.sh scripts/cxx17_wrapper.sh \
+	requirements.txt setup.py $(wildcard cpp_ops/*/*.cc cpp_ops/*/*.h)
+export OMPI_ALLOW_RUN_AS_ROOT := 1
+export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
+export OMPI_MCA_mpi_yield_when_idle := 1
+
+.PHONY: install test demo bench clean
+
+install: $(STAMP)
+
+$(STAMP): $(INSTALL_INPUTS)
+	bash scripts/install.sh
+	touch $(STAMP)
+
+test: install
+	$(PY) -m pytest -v tests
+
+demo: install
+	mpirun -np 4 --oversubscribe $(PY) examples/group_allreduce_demo.py
+
+bench: install
+	$(PY) bench/op_bench.py
+
+clean:
+	rm -rf build horovod_wagma/lib horovod_wagma/torch/*.so *.egg-info

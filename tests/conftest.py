@@ -1,0 +1,71 @@
+"""Shared fixtures: launch real ranks with mpirun, with a timeout, and collect each
+rank's JSON result file (workers/common.py: emit)."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WORKERS = os.path.join(HERE, "workers")
+
+MPI_ENV = {
+    "OMPI_ALLOW_RUN_AS_ROOT": "1",
+    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+    # More ranks than cores: MPI must yield when idle (DESIGN.md §5).
+    "OMPI_MCA_mpi_yield_when_idle": "1",
+    "OMPI_MCA_btl": "self,vader,tcp",
+    "PYTHONUNBUFFERED": "1",
+}
+
+
+class MpiRun:
+    def __init__(self, proc, results, elapsed):
+        self.returncode = proc.returncode
+        self.stdout = proc.stdout
+        self.stderr = proc.stderr
+        self.results = results  # rank -> dict
+        self.elapsed = elapsed
+
+
+def run_mpi(worker, np_, *args, timeout=180, env=None, check=True):
+    """Runs tests/workers/<worker> on np_ ranks; returns MpiRun. Fails, never hangs."""
+    import time
+    cmd = ["mpirun", "-np", str(np_), "--oversubscribe", "--bind-to", "none",
+           sys.executable, os.path.join(WORKERS, worker)] + [str(a) for a in args]
+    results_dir = tempfile.mkdtemp(prefix="wagma_test_")
+    full_env = dict(os.environ, **MPI_ENV, WAGMA_TEST_RESULTS=results_dir, **(env or {}))
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                              env=full_env)
+    except subprocess.TimeoutExpired as e:
+        out = (e.stdout or b"")
+        err = (e.stderr or b"")
+        out = out.decode(errors="replace") if isinstance(out, bytes) else out
+        err = err.decode(errors="replace") if isinstance(err, bytes) else err
+        subprocess.run(["pkill", "-f", os.path.join(WORKERS, worker)], check=False)
+        pytest.fail(f"{worker} on {np_} ranks timed out after {timeout}s\n"
+                    f"stdout:\n{out[-4000:]}\nstderr:\n{err[-4000:]}")
+    elapsed = time.monotonic() - t0
+    results = {}
+    for fname in os.listdir(results_dir):
+        if fname.endswith(".json"):
+            with open(os.path.join(results_dir, fname)) as f:
+                d = json.load(f)
+            results[d["rank"]] = d
+    if check:
+        assert proc.returncode == 0, (
+            f"{worker} failed with code {proc.returncode}\nstdout:\n{proc.stdout[-4000:]}\n"
+            f"stderr:\n{proc.stderr[-6000:]}")
+        assert sorted(results) == list(range(np_)), (
+            f"missing rank results: {sorted(results)}\nstdout:\n{proc.stdout[-4000:]}\n"
+            f"stderr:\n{proc.stderr[-4000:]}")
+    return MpiRun(proc, results, elapsed)
+
+
+@pytest.fixture
+def mpi():
+    return run_mpi

@@ -1,0 +1,27 @@
+"""API: several streams in different orders per rank, in-place, non-contiguous, poll,
+and the re-export of horovod.torch."""
+
+
+def test_api_behaviour(mpi):
+    run = mpi("api.py", 4, timeout=120)
+    for rank, res in run.results.items():
+        assert res["interleaved_max_err"] < 1e-9, res
+        assert res["inplace_is_same_object"]
+        assert res["inplace_value"] == res["inplace_expected"]
+        assert res["noncontig_err"] < 1e-5
+        assert res["noncontig_inplace_err"] < 1e-5
+        assert res["poll_after"] is True
+        assert res["group_ps_sum"] == res["group_ps_expected"]
+    assert all(run.results[r]["poll_before"] is False for r in range(3))
+
+
+def test_reexports_horovod_torch():
+    import horovod.torch
+    import horovod_wagma.torch as wagma
+    for name in ("init", "rank", "size", "allreduce", "allreduce_async", "broadcast_parameters",
+                 "DistributedOptimizer", "Compression", "ProcessSet", "Average"):
+        assert hasattr(wagma, name), name
+    assert wagma.allreduce is horovod.torch.allreduce
+    for name in ("group_allreduce", "group_allreduce_async", "group_allreduce_async_",
+                 "poll", "synchronize", "groups", "group_process_set"):
+        assert callable(getattr(wagma, name)), name

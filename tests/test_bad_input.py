@@ -1,0 +1,49 @@
+"""Bad input gets a clear error naming the problem, on every rank, and never a hang."""
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+
+def test_mismatches_and_invalid_knobs(mpi):
+    run = mpi("bad_input.py", 3, timeout=120)
+    for rank, res in run.results.items():
+        shape = res["shape"]
+        assert shape["type"] == "WagmaError"
+        assert "shape" in shape["error"] and "[4]" in shape["error"] and "[5]" in shape["error"]
+        assert "bad_shape" in shape["error"]
+        assert shape["seconds"] < 10
+        assert "dtype" in res["dtype"]["error"] and "float32" in res["dtype"]["error"] \
+            and "float64" in res["dtype"]["error"]
+        assert "group_size" in res["knob"]["error"]
+        assert res["again"]["type"] == "WagmaError" and "shape" in res["again"]["error"]
+        for key in ("group_size", "sync_period", "averaging"):
+            assert res[key]["type"] == "ValueError", (key, res[key])
+            assert key in res[key]["error"]
+        assert res["int_dtype"]["type"] == "TypeError"
+        assert "float32" in res["int_dtype"]["error"]
+        assert res["good"]["error"] is None
+
+
+def test_use_before_init_is_a_clear_error():
+    code = textwrap.dedent("""
+        import torch
+        import horovod_wagma.torch as hvd
+        try:
+            hvd.group_allreduce(torch.ones(2), name="x")
+        except Exception as e:
+            print(type(e).__name__, e)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert "WagmaError" in out.stdout and "not initialized" in out.stdout, out
+
+
+@pytest.mark.parametrize("kwargs", [dict(group_size=1), dict(sync_period=0),
+                                    dict(averaging="mean"), dict(group_size=2.5),
+                                    dict(sync_period=10**6)])
+def test_init_rejects_invalid_knobs(kwargs):
+    from horovod_wagma.common.config import WagmaConfig
+    with pytest.raises(ValueError):
+        WagmaConfig(**kwargs)

@@ -1,0 +1,8 @@
+"""A process with passive rounds still pending exits cleanly."""
+
+
+def test_exit_with_passive_rounds_pending(mpi):
+    run = mpi("shutdown.py", 4, timeout=120)
+    assert run.results[1]["stats"]["passive_joins"] >= 1
+    assert "gave up" not in run.stderr
+    assert run.elapsed < 60

@@ -1,0 +1,23 @@
+"""Helpers for worker scripts run under mpirun by the tests."""
+import json
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def emit(rank, **payload):
+    """Writes this rank's result for the test to read (a file per rank: mpirun may
+    interleave the ranks' stdout mid-line)."""
+    path = os.path.join(os.environ["WAGMA_TEST_RESULTS"], f"rank{rank}.json")
+    with open(path + ".tmp", "w") as f:
+        json.dump(dict(rank=rank, **payload), f)
+    os.replace(path + ".tmp", path)
+
+
+def initial_value(rank, n, size):
+    """A distinct, exactly representable start vector per rank (float64)."""
+    k = np.arange(n, dtype=np.float64)
+    return ((rank * 7 + k * 3) % (2 * size)) + 0.25 * rank
