@@ -60,7 +60,6 @@ BLOCK_BYTES = 256 << 20      # default payload per timed block
 MIN_ITERS, MAX_ITERS = 5, 200
 SMALL_LIMIT = 1 << 20        # below: latency target; from here up: bandwidth target
 BW_TARGET, LAT_TARGET = 0.9, 2.0
-METHODS = ("mpi", "wagma", "wa", "hvd")
 UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
 
@@ -118,20 +117,22 @@ def iters_for(nbytes, args):
 
 # -- the benchmark --------------------------------------------------------------------
 class GroupSetup:
-    """This rank's group, MPI communicator and Horovod process set in every phase of S."""
+    """This rank's group and MPI communicator in every phase of S (built before
+    hvd.init) and, once Horovod runs, its Horovod process set in every phase."""
 
-    def __init__(self, S, phases, comm, process_sets, hvd):
+    def __init__(self, S, phases, comm):
         self.S = S
         self.phases = phases
         self.members, self.comms, self.process_sets = [], [], []
         rank = comm.Get_rank()
         for phase in phases:
             index = next(i for i, g in enumerate(phase) if rank in g)
-            members = phase[index]
-            self.members.append(members)
+            self.members.append(phase[index])
             self.comms.append(comm.Split(color=index, key=rank))
-            self.process_sets.append(hvd.global_process_set if len(members) == comm.Get_size()
-                                     else process_sets[tuple(members)])
+
+    def attach_process_sets(self, hvd, process_sets):
+        self.process_sets = [hvd.global_process_set if len(m) == hvd.size()
+                             else process_sets[tuple(m)] for m in self.members]
 
     @property
     def num_phases(self):
@@ -142,28 +143,24 @@ class GroupSetup:
         """Group size used for bus bandwidth (groups of one phase may differ by one)."""
         return max(len(m) for m in self.members)
 
-    def free(self):
-        for c in self.comms:
-            c.Free()
-
 
 class Runner:
     """One (S, size) cell: a round function per method, each with its own round counter
     so that every method walks the phases 0, 1, ..., L-1, 0, ... identically."""
 
-    def __init__(self, hvd, torch, setup, nbytes, rank):
-        self.hvd, self.setup = hvd, setup
-        n = nbytes // 4
-        self.x = torch.full((n,), float(rank + 1), dtype=torch.float32)
+    def __init__(self, setup, nbytes, rank, methods, hvd=None):
+        import torch
+        self.hvd, self.setup, self.methods = hvd, setup, methods
+        self.x = torch.full((nbytes // 4,), float(rank + 1), dtype=torch.float32)
         self.recv = torch.empty_like(self.x)
         self.x_np, self.recv_np = self.x.numpy(), self.recv.numpy()
         self.tag = f"S{setup.S}.{nbytes}"
-        self.k = dict.fromkeys(METHODS, 0)
+        self.k = dict.fromkeys(methods, 0)
         self.last = None
         # Round 0 of each WAGMA stream is global: the first, untimed call.
         for mode in ("wagma", "wa"):
-            self._wagma(mode)
-            self.k[mode] = 0
+            if mode in methods:
+                self._wagma(mode)
 
     def _wagma(self, mode):
         self.last = self.hvd.group_allreduce(
@@ -173,7 +170,7 @@ class Runner:
     def round(self, method):
         phase = self.k[method] % self.setup.num_phases
         self.k[method] += 1
-        if method == "mpi":
+        if method in ("mpi", "mpi_hvd"):
             from mpi4py import MPI
             self.setup.comms[phase].Allreduce(self.x_np, self.recv_np, op=MPI.SUM)
             self.last = self.recv
@@ -189,12 +186,12 @@ class Runner:
         """One untimed round per phase; raises if a result is not the exact group value."""
         for _ in range(self.setup.num_phases):
             phase = self.round(method)
-            members = self.setup.members[phase]
-            expected = float(sum(r + 1 for r in members))
-            if method != "mpi":
-                expected /= len(members)
             if method == "wa":
                 continue  # a passive join may contribute an older published value
+            members = self.setup.members[phase]
+            expected = float(sum(r + 1 for r in members))
+            if method in ("wagma", "hvd"):
+                expected /= len(members)
             got = self.last
             if got[0].item() != expected or not bool((got == got[0]).all()):
                 raise RuntimeError(f"{method} S={self.setup.S} phase {phase}: got "
@@ -210,22 +207,49 @@ class Runner:
         return comm.allreduce(mean, op=MPI.MAX)
 
 
-def busbw(nbytes, g, seconds):
-    return nbytes * 2.0 * (g - 1) / g / seconds
+def measure(setups, args, comm, methods, hvd=None):
+    """Best block time of every method for every (S, size): {(S, bytes): {method: s}}."""
+    rank = comm.Get_rank()
+    best = {}
+    for setup in setups:
+        for nbytes in args.sizes:
+            iters = iters_for(nbytes, args)
+            runner = Runner(setup, nbytes, rank, methods, hvd)
+            for method in methods:
+                runner.warm_up_and_check(method)
+            cell = best[setup.S, nbytes] = dict.fromkeys(methods, float("inf"))
+            for _ in range(args.trials):
+                for method in methods:
+                    cell[method] = min(cell[method], runner.time_block(method, iters, comm))
+            if rank == 0:
+                print(f"  {'+'.join(methods)}: S={setup.S} {fmt_size(nbytes)} done "
+                      f"({args.trials} x {iters} rounds)", flush=True)
+            del runner
+    return best
 
 
 def run(args):
     from mpi4py import MPI
     import torch
-    import horovod_wagma.torch as hvd
 
     comm = MPI.COMM_WORLD
     rank, P = comm.Get_rank(), comm.Get_size()
     torch.set_num_threads(1)
 
-    # Every group of every phase of every S, as static Horovod process sets (hvd.init only
-    # registers the groups of the init group size by itself).
-    phases_of = {S: hvd.groups(P, S) for S in args.group_sizes}
+    # 1. The MPI reference, before Horovod's background thread exists.
+    from horovod_wagma.common.schedule import groups
+    phases_of = {S: groups(P, S) for S in args.group_sizes}
+    rounds = (max(iters_for(n, args) for n in args.sizes) * args.trials
+              + max(len(phases) for phases in phases_of.values()))
+    if rounds > SYNC_PERIOD - 2:  # every timed WAGMA round must be a group round
+        raise SystemExit(f"{rounds} group rounds per stream exceed the {SYNC_PERIOD - 2} "
+                         "available: lower --iters or --trials")
+    setups = [GroupSetup(S, phases_of[S], comm) for S in args.group_sizes]
+    best = measure(setups, args, comm, ("mpi",))
+
+    # 2. Horovod + WAGMA. Every group of every phase of every S becomes a static Horovod
+    # process set (hvd.init only registers the groups of its own group size).
+    import horovod_wagma.torch as hvd
     process_sets = {}
     for phases in phases_of.values():
         for phase in phases:
@@ -234,53 +258,43 @@ def run(args):
                     process_sets[tuple(members)] = hvd.ProcessSet(list(members))
     hvd.init(group_size=args.group_sizes[0], sync_period=SYNC_PERIOD,
              process_sets=list(process_sets.values()))
+    for setup in setups:
+        setup.attach_process_sets(hvd, process_sets)
+    with_hvd = measure(setups, args, comm, ("mpi_hvd", "wagma", "wa", "hvd"), hvd)
 
-    results = []
-    for S in args.group_sizes:
-        setup = GroupSetup(S, phases_of[S], comm, process_sets, hvd)
-        for nbytes in args.sizes:
-            iters = iters_for(nbytes, args)
-            needed = setup.num_phases + args.trials * iters
-            if needed > SYNC_PERIOD - 2:
-                raise SystemExit(f"{needed} group rounds per stream exceed the "
-                                 f"{SYNC_PERIOD - 2} available: lower --iters or --trials")
-            runner = Runner(hvd, torch, setup, nbytes, rank)
-            for method in METHODS:
-                runner.warm_up_and_check(method)
-            best = dict.fromkeys(METHODS, float("inf"))
-            for _ in range(args.trials):
-                for method in METHODS:
-                    best[method] = min(best[method], runner.time_block(method, iters, comm))
-            results.append(make_record(S, setup, nbytes, iters, best))
-            if rank == 0:
-                print(f"  done S={S} {fmt_size(nbytes)} ({iters} rounds x {args.trials})",
-                      flush=True)
-            del runner
-        setup.free()
-
+    results = [make_record(setup.S, setup.g, nbytes, iters_for(nbytes, args),
+                           {**best[setup.S, nbytes], **with_hvd[setup.S, nbytes]})
+               for setup in setups for nbytes in args.sizes]
     if rank == 0:
         print_table(P, args, phases_of, results)
         if args.json:
             with open(args.json, "w") as f:
                 json.dump({"ranks": P, "trials": args.trials, "sync_period": SYNC_PERIOD,
+                           "horovod_cycle_time_ms": os.environ.get("HOROVOD_CYCLE_TIME"),
                            "phases": {str(S): v for S, v in phases_of.items()},
                            "results": results}, f, indent=2)
             print(f"wrote {args.json}")
+    for setup in setups:
+        for c in setup.comms:
+            c.Free()
     comm.Barrier()
 
 
 # -- reporting ------------------------------------------------------------------------
-def make_record(S, setup, nbytes, iters, best):
-    g = setup.g
-    rec = {"group_size": S, "g": g, "bytes": nbytes, "iters": iters, "methods": {}}
-    for m, t in best.items():
+def busbw(nbytes, g, seconds):
+    return nbytes * 2.0 * (g - 1) / g / seconds
+
+
+def make_record(S, g, nbytes, iters, times):
+    rec = {"group_size": S, "g": g, "bytes": nbytes, "iters": iters, "methods": {},
+           "ratios": {}}
+    for m, t in times.items():
         rec["methods"][m] = {"time_s": t, "latency_us": t * 1e6,
                              "busbw_GBps": busbw(nbytes, g, t) / 1e9}
-    mpi = best["mpi"]
-    rec["ratios"] = {}
     for m in ("wagma", "wa", "hvd"):
-        rec["ratios"][f"{m}_bw_over_mpi"] = mpi / best[m]
-        rec["ratios"][f"{m}_lat_over_mpi"] = best[m] / mpi
+        rec["ratios"][f"{m}_bw_over_mpi"] = times["mpi"] / times[m]
+        rec["ratios"][f"{m}_lat_over_mpi"] = times[m] / times["mpi"]
+        rec["ratios"][f"{m}_lat_over_mpi_hvd"] = times[m] / times["mpi_hvd"]
     if nbytes >= SMALL_LIMIT:
         rec["target"] = f"bw >= {BW_TARGET}x"
         rec["meets_target"] = rec["ratios"]["wagma_bw_over_mpi"] >= BW_TARGET
@@ -297,40 +311,53 @@ def fmt_size(nbytes):
     return f"{nbytes}B"
 
 
+def fmt_us(seconds):
+    us = seconds * 1e6
+    return f"{us:.1f}" if us < 1000 else f"{us:.0f}"
+
+
+TABLE_COLUMNS = [("size", 5), ("rounds", 6), ("mpi lat", 8), ("mpi bw", 6),
+                 ("mpi+hvd", 8), ("wagma lat", 9), ("wagma bw", 8), ("bw/mpi", 6),
+                 ("lat/mpi", 7), ("wa lat", 8), ("lat/mpi", 7), ("hvd lat", 8),
+                 ("hvd bw", 6), ("bw/mpi", 6), ("lat/mpi", 7), ("target", 16)]
+
+
+def table_row(r):
+    m, q = r["methods"], r["ratios"]
+    verdict = ("ok " if r["meets_target"] else "MISS ") + r["target"]
+    return [fmt_size(r["bytes"]), r["iters"],
+            fmt_us(m["mpi"]["time_s"]), f"{m['mpi']['busbw_GBps']:.2f}",
+            fmt_us(m["mpi_hvd"]["time_s"]),
+            fmt_us(m["wagma"]["time_s"]), f"{m['wagma']['busbw_GBps']:.2f}",
+            f"{q['wagma_bw_over_mpi']:.2f}", f"{q['wagma_lat_over_mpi']:.2f}",
+            fmt_us(m["wa"]["time_s"]), f"{q['wa_lat_over_mpi']:.2f}",
+            fmt_us(m["hvd"]["time_s"]), f"{m['hvd']['busbw_GBps']:.2f}",
+            f"{q['hvd_bw_over_mpi']:.2f}", f"{q['hvd_lat_over_mpi']:.2f}", verdict]
+
+
 def print_table(P, args, phases_of, results):
-    print(f"\nWAGMA group round vs MPI_Allreduce vs hvd.allreduce: P={P}, float32, "
-          f"best of {args.trials} blocks, max over ranks of mean per round")
-    print("lat = microseconds per round; bw = bus bandwidth GB/s = bytes*2(g-1)/g/time")
-    print("wagma = wait_avoiding=False, wa = wait_avoiding=True (no straggler), "
-          "ratios are x/MPI")
-    cols = [("size", 6), ("rounds", 6),
-            ("mpi lat", 9), ("mpi bw", 7),
-            ("wagma lat", 9), ("wagma bw", 8), ("bw/mpi", 6), ("lat/mpi", 7),
-            ("wa lat", 9), ("lat/mpi", 7),
-            ("hvd lat", 9), ("hvd bw", 7), ("bw/mpi", 6), ("lat/mpi", 7),
-            ("target", 14)]
-    header = "  ".join(name.rjust(w) for name, w in cols)
+    print(f"""
+One WAGMA group round vs MPI_Allreduce vs hvd.allreduce: P={P}, float32, max over ranks
+of the mean time per round, best of {args.trials} blocks.
+  lat: microseconds per round; bw: bus bandwidth in GB/s = bytes * 2(g-1)/g / time
+  mpi: mpi4py Allreduce on the group's communicator, measured before hvd.init
+  mpi+hvd: the same, measured while Horovod's background thread runs (latency)
+  wagma: group_allreduce(wait_avoiding=False); wa: wait_avoiding=True (no straggler)
+  hvd: hvd.allreduce(op=Average) on the group's process set
+  ratios are x/mpi; the target verdict compares wagma with mpi""")
+    header = "  ".join(name.rjust(w) for name, w in TABLE_COLUMNS)
     for S in args.group_sizes:
         phases = phases_of[S]
-        print(f"\nS={S}: {len(phases)} phase(s): "
-              + "  ".join(str(p) for p in phases))
+        print(f"\nS={S}, {len(phases)} phase(s): " + "  ".join(str(p) for p in phases))
         print(header)
         print("-" * len(header))
-        for r in (r for r in results if r["group_size"] == S):
-            m, q = r["methods"], r["ratios"]
-            verdict = ("ok " if r["meets_target"] else "MISS ") + r["target"]
-            cells = [fmt_size(r["bytes"]), r["iters"],
-                     f"{m['mpi']['latency_us']:.1f}", f"{m['mpi']['busbw_GBps']:.2f}",
-                     f"{m['wagma']['latency_us']:.1f}", f"{m['wagma']['busbw_GBps']:.2f}",
-                     f"{q['wagma_bw_over_mpi']:.2f}", f"{q['wagma_lat_over_mpi']:.2f}",
-                     f"{m['wa']['latency_us']:.1f}", f"{q['wa_lat_over_mpi']:.2f}",
-                     f"{m['hvd']['latency_us']:.1f}", f"{m['hvd']['busbw_GBps']:.2f}",
-                     f"{q['hvd_bw_over_mpi']:.2f}", f"{q['hvd_lat_over_mpi']:.2f}",
-                     verdict]
-            print("  ".join(str(c).rjust(w) for c, (_, w) in zip(cells, cols)))
+        for r in results:
+            if r["group_size"] == S:
+                print("  ".join(str(c).rjust(w)
+                                for c, (_, w) in zip(table_row(r), TABLE_COLUMNS)))
     misses = [r for r in results if not r["meets_target"]]
     print(f"\ntargets: WAGMA bw >= {BW_TARGET}x MPI from {fmt_size(SMALL_LIMIT)} up, "
-          f"latency <= {LAT_TARGET}x MPI below; "
+          f"latency <= {LAT_TARGET}x MPI below: "
           + ("all met" if not misses else
              "missed at " + ", ".join(f"S={r['group_size']} {fmt_size(r['bytes'])}"
                                       for r in misses)))

@@ -20,12 +20,15 @@ int MinPhases(int P, int S) {
 }
 
 // Phase p of the strided construction over radix vector d (see header).
-Phases StridedPhases(int P, const std::vector<int>& d) {
+// With round_up, a phase has ceil(P / span) blocks (some short); otherwise
+// floor(P / span) blocks (some long). Which one mixes depends on P.
+Phases StridedPhases(int P, const std::vector<int>& d, bool round_up) {
   Phases phases;
   long long stride = 1;  // d_0 * ... * d_{p-1}
   for (size_t p = 0; p < d.size(); ++p) {
     const long long span = stride * d[p];
-    const long long num_blocks = std::max<long long>(1, (P + span - 1) / span);
+    const long long num_blocks =
+        std::max<long long>(1, round_up ? (P + span - 1) / span : P / span);
     Phase groups;
     const long long q = P / num_blocks, extra = P % num_blocks;
     long long start = 0;
@@ -142,12 +145,14 @@ GroupSchedule GroupSchedule::Build(int P, int S) {
     bool found = false;
     for (int L = L0; L <= L0 + 1 && !found; ++L) {
       for (const auto& d : RadixCandidates(P, S, L, 64)) {
-        Phases ph = StridedPhases(P, d);
-        if (LargestGroup(ph) <= S && FullyMixes(P, ph)) {
-          sched.phases_ = std::move(ph);
-          found = true;
-          break;
+        for (bool round_up : {true, false}) {
+          Phases ph = StridedPhases(P, d, round_up);
+          if (!found && LargestGroup(ph) <= S && FullyMixes(P, ph)) {
+            sched.phases_ = std::move(ph);
+            found = true;
+          }
         }
+        if (found) break;
       }
     }
     const Phases base = GridPhases(P, S, L0, 0);

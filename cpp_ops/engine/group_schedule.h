@@ -12,7 +12,8 @@
 //  1. "strided" phases over a radix vector d (d_p <= S, prod d >= P, searched with the
 //     smallest product first, so exact factorisations, the butterfly among them, come
 //     first): phase p splits [0, P) into consecutive blocks of about d_0..d_p ranks
-//     and groups the ranks of a block that agree modulo d_0..d_{p-1}. For P = prod d
+//     (block count rounded up or down) and groups the ranks of a block that agree
+//     modulo d_0..d_{p-1}. For P = prod d
 //     that is the mixed-radix butterfly. L = ceil(log_S P) is tried first, then L+1.
 //  2. Fallback for sizes no such vector serves (e.g. S = 2 with P not a power of two,
 //     where a singleton group in the last phase must already know everything): the

@@ -1,0 +1,111 @@
+"""The group schedule (DESIGN.md §3), checked independently of the engine's code."""
+import math
+
+import pytest
+
+from horovod_wagma.common.schedule import default_group_size, groups
+
+
+def min_phases(P, S):
+    L, reach = 0, 1
+    while reach < P:
+        reach, L = reach * S, L + 1
+    return L
+
+
+def fully_mixes(P, phases):
+    """Any len(phases) cyclically consecutive phases carry every rank's value to all."""
+    L = len(phases)
+    for start in range(L):
+        knows = [{r} for r in range(P)]
+        for j in range(L):
+            for g in phases[(start + j) % L]:
+                u = set().union(*(knows[r] for r in g))
+                for r in g:
+                    knows[r] = u
+        if any(len(k) != P for k in knows):
+            return False
+    return True
+
+
+def factors_into(P, S, L):
+    """True when P is a product of L factors, each in [1, S]."""
+    if L == 0:
+        return P == 1
+    return any(P % d == 0 and factors_into(P // d, S, L - 1) for d in range(2, S + 1)) \
+        or (P == 1)
+
+
+ALL = [(P, S) for S in range(2, 9) for P in range(1, 65)]
+
+
+@pytest.mark.parametrize("S", range(2, 9))
+def test_partitions_bounded_groups_and_full_mixing(S):
+    for P in range(1, 65):
+        phases = groups(P, S)
+        for phase in phases:
+            members = sorted(r for g in phase for r in g)
+            assert members == list(range(P)), (P, S, phase)
+            assert all(1 <= len(g) <= S for g in phase), (P, S, phase)
+            assert all(g == sorted(g) for g in phase)
+        assert fully_mixes(P, phases), (P, S, phases)
+        L0 = min_phases(P, S)
+        # Minimal where the sizes allow it; never far off where they do not.
+        if P > 1 and factors_into(P, S, L0):
+            assert len(phases) == L0, (P, S, len(phases))
+        assert len(phases) <= 2 * L0 + 1, (P, S, len(phases))
+
+
+@pytest.mark.parametrize("S,L", [(2, 1), (2, 3), (2, 5), (3, 2), (3, 3), (4, 2), (4, 3),
+                                 (8, 2), (5, 2)])
+def test_power_of_S_is_exactly_the_butterfly(S, L):
+    P = S ** L
+    phases = groups(P, S)
+    assert len(phases) == L
+
+    def digits(r):
+        return [(r // S ** p) % S for p in range(L)]
+
+    for p, phase in enumerate(phases):
+        expected = {}
+        for r in range(P):
+            d = digits(r)
+            expected.setdefault(tuple(d[:p] + d[p + 1:]), []).append(r)
+        assert sorted(phase) == sorted(expected.values()), (S, L, p)
+
+
+def test_single_group_when_S_at_least_P():
+    assert groups(5, 8) == [[[0, 1, 2, 3, 4]]]
+    assert groups(4, 4) == [[[0, 1, 2, 3]]]
+    assert groups(1, 2) == [[[0]]]
+
+
+def test_other_sizes_are_even_and_minimal():
+    # 6 and 12 factor into groups <= 4 in two phases; primes still mix fully.
+    for P in (6, 12):
+        phases = groups(P, 4)
+        assert len(phases) == 2
+        for phase in phases:
+            sizes = [len(g) for g in phase]
+            assert max(sizes) - min(sizes) <= 1
+    for P in (5, 7, 11):
+        assert fully_mixes(P, groups(P, 4))
+        assert len(groups(P, 4)) == 2
+    # 13 ranks in groups <= 4 cannot mix in two phases: every second-phase group would
+    # have to meet all >= 4 first-phase groups, so all would have exactly 4 members.
+    assert fully_mixes(13, groups(13, 4)) and len(groups(13, 4)) == 3
+
+
+def test_default_group_size_is_smallest_power_of_two_above_sqrt():
+    for P in range(1, 300):
+        S = default_group_size(P)
+        assert S >= 2 and S & (S - 1) == 0
+        assert S * S >= P
+        assert S == 2 or (S // 2) ** 2 < P
+
+
+def test_invalid_arguments():
+    with pytest.raises(ValueError):
+        groups(0, 2)
+    with pytest.raises(ValueError):
+        groups(4, 1)
