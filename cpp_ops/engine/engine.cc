@@ -1,5 +1,7 @@
 #include "engine.h"
 
+#include <pthread.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -130,6 +132,7 @@ int64_t Engine::Enqueue(const StreamSpec& spec, const void* input, void* output,
 // Background loop
 
 void Engine::Loop() {
+  pthread_setname_np(pthread_self(), "wagma-engine");  // findable in top / /proc
   int idle = 0;
   while (true) {
     bool progressed = false;
@@ -161,7 +164,8 @@ void Engine::Loop() {
       std::this_thread::yield();
       continue;
     }
-    const int cap_us = busy ? 100 : 1000;
+    // Long idle stretches (between epochs, at evaluation) back off further.
+    const int cap_us = busy ? 100 : (idle > 2000 ? 4000 : 1000);
     const int sleep_us = std::min(cap_us, 1 << std::min(idle / 8, 10));
     {
       std::lock_guard<std::mutex> lock(stats_mu_);

@@ -1,0 +1,71 @@
+"""Idle cost of the engine's progress thread.
+
+Starts the engine on 2 ranks, runs a few rounds so every code path is warm, then sits
+idle and reads the CPU time of each thread from /proc over the idle window. The
+engine's thread is named "wagma-engine"; Horovod's own background thread and the
+rest of the process are reported beside it for scale.
+
+    python bench/idle_cpu.py            # re-launches itself under mpirun, 2 ranks
+"""
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+
+def thread_cpu_seconds():
+    """{thread name: CPU seconds} summed over this process's threads of that name."""
+    tick = os.sysconf("SC_CLK_TCK")
+    out = {}
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/comm") as f:
+                name = f.read().strip()
+            with open(f"/proc/self/task/{tid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        out[name] = out.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / tick
+    return out
+
+
+def worker(args):
+    import torch
+    import horovod_wagma.torch as hvd
+    from mpi4py import MPI
+    hvd.init()
+    x = torch.ones(1000)
+    for _ in range(25):
+        x = hvd.group_allreduce(x, name="warm")
+    MPI.COMM_WORLD.Barrier()
+    before, t0 = thread_cpu_seconds(), time.monotonic()
+    time.sleep(args.window)
+    after, elapsed = thread_cpu_seconds(), time.monotonic() - t0
+    engine = 100.0 * (after.get("wagma-engine", 0) - before.get("wagma-engine", 0)) / elapsed
+    total = 100.0 * (sum(after.values()) - sum(before.values())) / elapsed
+    busiest = sorted(((after[k] - before.get(k, 0)) * 100.0 / elapsed, k) for k in after)[-3:]
+    rows = MPI.COMM_WORLD.gather((engine, total, busiest[::-1]))
+    if MPI.COMM_WORLD.Get_rank() == 0:
+        print(f"idle window {args.window:.0f} s, CPU as % of one core:")
+        for rank, (e, t, busiest) in enumerate(rows):
+            top = ", ".join(f"{name} {pct:.1f}%" for pct, name in busiest)
+            print(f"  rank {rank}: wagma-engine thread {e:5.2f}%   whole process {t:6.2f}%"
+                  f"   (busiest threads: {top})")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--window", type=float, default=10.0)
+    args = p.parse_args()
+    if "OMPI_COMM_WORLD_SIZE" in os.environ:
+        return worker(args)
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_mpi_yield_when_idle="1")
+    subprocess.run(["mpirun", "-np", "2", "--oversubscribe", sys.executable,
+                    os.path.abspath(__file__), "--window", str(args.window)],
+                   env=env, check=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,21 @@
+"""Published values and the 'fresh' / 'paper' rules with a genuinely stale member."""
+import pytest
+
+EXPECTED = {
+    # rank 0 contributed its fresh 10.5, rank 1's engine its published 0.5 (s = 11).
+    # fresh: y_i = (s - c_i + x_i) / 2; paper: y_i = (s + x_i) / 3.
+    "fresh": {0: 11.0 / 2, 1: (11.0 - 0.5 + 100.5) / 2},
+    "paper": {0: (11.0 + 10.5) / 3, 1: (11.0 + 100.5) / 3},
+}
+
+
+@pytest.mark.parametrize("averaging", ["fresh", "paper"])
+def test_late_member_result_follows_rule(mpi, averaging):
+    run = mpi("stale_join.py", 2, averaging, timeout=120)
+    for rank in (0, 1):
+        res = run.results[rank]
+        assert res["y0"] == 0.5
+        assert res["y1"] == pytest.approx(EXPECTED[averaging][rank], abs=1e-12), res
+    # Rank 0 did not wait for rank 1's 0.5 s sleep; rank 1 found its round done.
+    assert run.results[0]["wait"] < 0.25
+    assert run.results[1]["wait"] < 0.1

@@ -1,0 +1,24 @@
+"""A passive join contributes the published value; the late member's own result then
+follows the averaging rule (DESIGN.md §3). Two ranks, one group:
+  round 0 (global): inputs 0 and 1 -> both publish 0.5
+  round 1: rank 0 enters at once with 10.5; rank 1 sleeps, so its engine joins with its
+           published 0.5; then rank 1's app enters with 100.5 and collects at once."""
+import sys
+import time
+
+import torch
+
+from common import emit
+
+import horovod_wagma.torch as hvd
+
+averaging = sys.argv[1]
+hvd.init(group_size=2, sync_period=10, averaging=averaging)
+rank = hvd.rank()
+y0 = hvd.group_allreduce(torch.tensor([float(rank)], dtype=torch.float64), name="s")
+if rank == 1:
+    time.sleep(0.5)
+x1 = y0 + (10.0 if rank == 0 else 100.0)
+t0 = time.monotonic()
+y1 = hvd.group_allreduce(x1, name="s")
+emit(rank, y0=float(y0), y1=float(y1), wait=time.monotonic() - t0)
