@@ -5,44 +5,55 @@ What is measured
 ----------------
 For every group size S (``--group-sizes``) and message size (``--sizes``, bytes of
 float32), the time of one *group round* of ``horovod_wagma.torch.group_allreduce``
-next to two baselines over exactly the same group of ranks:
+next to baselines over exactly the same group of ranks:
 
-* ``mpi``   -- mpi4py ``Allreduce(SUM)`` on a communicator of the group (one
-               ``COMM_WORLD.Split`` per phase), into a preallocated receive buffer;
-* ``wagma`` -- ``group_allreduce(..., wait_avoiding=False)``: synchronous group rounds;
-* ``wa``    -- ``group_allreduce(..., wait_avoiding=True)`` (the default mode), with all
-               ranks calling in lockstep, i.e. no straggler to avoid;
-* ``hvd``   -- ``hvd.allreduce(op=hvd.Average)`` on the group's Horovod process set.
+* ``mpi``      mpi4py ``Allreduce(SUM)`` on a communicator of the group (one
+               ``COMM_WORLD.Split`` per phase) into a preallocated receive buffer,
+               timed *before* ``hvd.init``: the reference the targets are checked on.
+* ``mpi_hvd``  the same call, timed after ``hvd.init``. Horovod's background thread
+               runs MPI collectives every cycle, and on an oversubscribed host that
+               slows blocking MPI collectives in the application thread a lot; this
+               is MPI under the same conditions as the WAGMA and Horovod columns.
+* ``wagma``    ``group_allreduce(x, wait_avoiding=False)``: synchronous group rounds.
+* ``wa``       ``group_allreduce(x, wait_avoiding=True)`` (the default mode), all ranks
+               calling in lockstep, i.e. with no straggler to avoid.
+* ``inplace``  ``group_allreduce_(x, wait_avoiding=False)``: as ``wagma`` without
+               allocating a fresh output tensor each round (the tensor gossips).
+* ``hvd``      ``hvd.allreduce(x, op=hvd.Average)`` on the group's Horovod process set
+               (every group of every S is passed to ``init`` as a static process set).
 
 How
 ---
-Each WAGMA stream (one per S, size and mode) uses ``sync_period=4096`` (the maximum),
-so after its global round 0 (the untimed first warm-up call) every round is a group
-round; the k-th group round uses phase k mod L. Every method then runs L untimed
-warm-up rounds (one per phase, checked against the exact group sum/average) and the
-timed rounds walk the same phase sequence for every method, so each method is timed
-over the same groups. The input tensor is reused every round.
+Each WAGMA stream (one per method, S and size) uses ``sync_period=4096`` (the maximum),
+so after its global round 0 (the first, untimed call) every round is a group round,
+and the k-th group round uses phase k mod L. Each method then runs L untimed warm-up
+rounds (one per phase, checked against the exact group sum or average, except ``wa``,
+whose passive joins may contribute older values) and its timed rounds walk the same
+phase sequence as every other method's, so all are timed over the same groups.
 
-A timed block is: ``MPI_Barrier(COMM_WORLD)``, N rounds, per-rank mean time per round,
-max over ranks. Methods are interleaved and the block is repeated ``--trials`` times;
-the best (smallest) block is reported. N defaults to about 256 MB of payload per
-block, clamped to [5, 200] rounds (``--iters`` fixes it).
+A timed block is ``MPI_Barrier(COMM_WORLD)``, N rounds, the mean time per round on each
+rank, the max over ranks. Blocks of the different methods are interleaved (``mpi``
+alone before ``hvd.init``, the others after it), each method runs ``--trials``
+blocks, and the best block is reported (all are kept in the JSON). N defaults to
+about 256 MB of payload per block, clamped to [5, 200] rounds; ``--iters`` fixes it.
 
-Bus bandwidth is nccl-tests' allreduce definition with g the group size:
+Bus bandwidth is nccl-tests' allreduce definition, with g the group size:
 ``busbw = bytes * 2 * (g - 1) / g / time``.
 
-Targets (from the issue): WAGMA busbw >= 0.9x MPI from 1 MB up, and latency at most
-2x MPI below 1 MB.
+Targets (from the issue): WAGMA busbw >= 0.9x MPI's from 1 MB up, and WAGMA latency at
+most 2x MPI's below 1 MB.
 
 Run
 ---
     python bench/op_bench.py [--np 4] [--sizes 4K,64K,1M,16M,64M] [--group-sizes 2,4]
                              [--iters N] [--trials 3] [--json results.json]
+                             [--methods mpi_hvd,wagma,wa,inplace,hvd]
 
-Without an MPI launcher around it the script re-launches itself under
-``mpirun -np NP --oversubscribe`` with the environment this machine needs
-(run-as-root and ``OMPI_MCA_mpi_yield_when_idle=1``; DESIGN.md section 5). Started by
-mpirun directly, it uses the world size it is given. Rank 0 prints the table.
+Run directly, the script re-launches itself under ``mpirun -np NP --oversubscribe``
+with the environment this machine needs (run-as-root and
+``OMPI_MCA_mpi_yield_when_idle=1``; DESIGN.md section 5). Started by mpirun, it uses the
+world size it is given. Rank 0 prints the table. Numbers from a 2-core host running 4
+ranks are noisy; other jobs on the host make them worse.
 """
 import argparse
 import json
@@ -58,6 +69,7 @@ MPIRUN_ENV = {
 SYNC_PERIOD = 4096           # horovod_wagma's maximum: only round 4095 would be global
 BLOCK_BYTES = 256 << 20      # default payload per timed block
 MIN_ITERS, MAX_ITERS = 5, 200
+AFTER_INIT = ("mpi_hvd", "wagma", "wa", "inplace", "hvd")  # methods timed once Horovod runs
 SMALL_LIMIT = 1 << 20        # below: latency target; from here up: bandwidth target
 BW_TARGET, LAT_TARGET = 0.9, 2.0
 UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
@@ -70,7 +82,7 @@ def parse_size(text):
     scale = UNITS.get(text[-1:], 1)
     value = int(text[:-1] if text[-1:] in UNITS else text) * scale
     if value < 4 or value % 4:
-        raise argparse.ArgumentTypeError(f"size {text!r} is not a positive multiple of 4 bytes")
+        raise argparse.ArgumentTypeError(f"size {text!r} is not a positive multiple of 4")
     return value
 
 
@@ -90,6 +102,9 @@ def parse_args(argv=None):
                    help="timed rounds per block (default: ~256 MB per block, in [5, 200])")
     p.add_argument("--trials", type=int, default=3,
                    help="timed blocks per method; the best is reported (default 3)")
+    p.add_argument("--methods", type=csv_of(str.strip), default=",".join(AFTER_INIT),
+                   help="methods timed after hvd.init, a subset of %(default)s; "
+                        "mpi (before hvd.init) is always timed")
     p.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     p.add_argument("--timeout", type=int, default=600,
                    help="seconds before the self-launched mpirun kills the job")
@@ -98,6 +113,10 @@ def parse_args(argv=None):
         p.error("group sizes must be >= 2")
     if args.iters is not None and args.iters < 1 or args.trials < 1:
         p.error("--iters and --trials must be >= 1")
+    unknown = set(args.methods) - set(AFTER_INIT)
+    if unknown:
+        p.error(f"unknown methods {sorted(unknown)}; choose from {','.join(AFTER_INIT)}")
+    args.methods = [m for m in AFTER_INIT if m in args.methods]
     return args
 
 
@@ -148,9 +167,9 @@ class Runner:
     """One (S, size) cell: a round function per method, each with its own round counter
     so that every method walks the phases 0, 1, ..., L-1, 0, ... identically."""
 
-    def __init__(self, setup, nbytes, rank, methods, hvd=None):
+    def __init__(self, setup, nbytes, rank, size, methods, hvd=None):
         import torch
-        self.hvd, self.setup, self.methods = hvd, setup, methods
+        self.hvd, self.setup, self.rank = hvd, setup, rank
         self.x = torch.full((nbytes // 4,), float(rank + 1), dtype=torch.float32)
         self.recv = torch.empty_like(self.x)
         self.x_np, self.recv_np = self.x.numpy(), self.recv.numpy()
@@ -158,14 +177,24 @@ class Runner:
         self.k = dict.fromkeys(methods, 0)
         self.last = None
         # Round 0 of each WAGMA stream is global: the first, untimed call.
-        for mode in ("wagma", "wa"):
-            if mode in methods:
-                self._wagma(mode)
+        for method in ("wagma", "wa"):
+            if method in methods:
+                self._wagma(method)
+        if "inplace" in methods:
+            # The in-place stream averages its own tensor round after round (gossip);
+            # `values` tracks every rank's value to check the warm-up rounds.
+            self.xi = self.x.clone()
+            self._wagma("inplace")
+            self.xi.fill_(rank + 1)
+            self.values = [float(r + 1) for r in range(size)]
 
-    def _wagma(self, mode):
-        self.last = self.hvd.group_allreduce(
-            self.x, name=f"bench.{mode}.{self.tag}", group_size=self.setup.S,
-            sync_period=SYNC_PERIOD, wait_avoiding=(mode == "wa"))
+    def _wagma(self, method):
+        kwargs = dict(name=f"bench.{method}.{self.tag}", group_size=self.setup.S,
+                      sync_period=SYNC_PERIOD, wait_avoiding=(method == "wa"))
+        if method == "inplace":
+            self.last = self.hvd.group_allreduce_(self.xi, **kwargs)
+        else:
+            self.last = self.hvd.group_allreduce(self.x, **kwargs)
 
     def round(self, method):
         phase = self.k[method] % self.setup.num_phases
@@ -189,11 +218,18 @@ class Runner:
             if method == "wa":
                 continue  # a passive join may contribute an older published value
             members = self.setup.members[phase]
-            expected = float(sum(r + 1 for r in members))
-            if method in ("wagma", "hvd"):
-                expected /= len(members)
+            if method == "inplace":
+                for group in self.setup.phases[phase]:
+                    mean = sum(self.values[r] for r in group) / len(group)
+                    for r in group:
+                        self.values[r] = mean
+                expected, tol = self.values[self.rank], 1e-6 * self.values[self.rank]
+            else:
+                expected, tol = float(sum(r + 1 for r in members)), 0.0
+                if method != "mpi" and method != "mpi_hvd":
+                    expected /= len(members)
             got = self.last
-            if got[0].item() != expected or not bool((got == got[0]).all()):
+            if abs(got[0].item() - expected) > tol or not bool((got == got[0]).all()):
                 raise RuntimeError(f"{method} S={self.setup.S} phase {phase}: got "
                                    f"{got[0].item()}, expected {expected}")
 
@@ -208,24 +244,24 @@ class Runner:
 
 
 def measure(setups, args, comm, methods, hvd=None):
-    """Best block time of every method for every (S, size): {(S, bytes): {method: s}}."""
+    """Block times of every method for every (S, size): {(S, bytes): {method: [s]}}."""
     rank = comm.Get_rank()
-    best = {}
+    times = {}
     for setup in setups:
         for nbytes in args.sizes:
             iters = iters_for(nbytes, args)
-            runner = Runner(setup, nbytes, rank, methods, hvd)
+            runner = Runner(setup, nbytes, rank, comm.Get_size(), methods, hvd)
             for method in methods:
                 runner.warm_up_and_check(method)
-            cell = best[setup.S, nbytes] = dict.fromkeys(methods, float("inf"))
+            cell = times[setup.S, nbytes] = {m: [] for m in methods}
             for _ in range(args.trials):
                 for method in methods:
-                    cell[method] = min(cell[method], runner.time_block(method, iters, comm))
+                    cell[method].append(runner.time_block(method, iters, comm))
             if rank == 0:
                 print(f"  {'+'.join(methods)}: S={setup.S} {fmt_size(nbytes)} done "
                       f"({args.trials} x {iters} rounds)", flush=True)
             del runner
-    return best
+    return times
 
 
 def run(args):
@@ -245,7 +281,7 @@ def run(args):
         raise SystemExit(f"{rounds} group rounds per stream exceed the {SYNC_PERIOD - 2} "
                          "available: lower --iters or --trials")
     setups = [GroupSetup(S, phases_of[S], comm) for S in args.group_sizes]
-    best = measure(setups, args, comm, ("mpi",))
+    before_hvd = measure(setups, args, comm, ("mpi",))
 
     # 2. Horovod + WAGMA. Every group of every phase of every S becomes a static Horovod
     # process set (hvd.init only registers the groups of its own group size).
@@ -260,10 +296,10 @@ def run(args):
              process_sets=list(process_sets.values()))
     for setup in setups:
         setup.attach_process_sets(hvd, process_sets)
-    with_hvd = measure(setups, args, comm, ("mpi_hvd", "wagma", "wa", "hvd"), hvd)
+    with_hvd = measure(setups, args, comm, args.methods, hvd)
 
     results = [make_record(setup.S, setup.g, nbytes, iters_for(nbytes, args),
-                           {**best[setup.S, nbytes], **with_hvd[setup.S, nbytes]})
+                           {**before_hvd[setup.S, nbytes], **with_hvd[setup.S, nbytes]})
                for setup in setups for nbytes in args.sizes]
     if rank == 0:
         print_table(P, args, phases_of, results)
@@ -286,21 +322,30 @@ def busbw(nbytes, g, seconds):
 
 
 def make_record(S, g, nbytes, iters, times):
+    """Best block time, latency and bus bandwidth per method, plus the ratios to MPI."""
     rec = {"group_size": S, "g": g, "bytes": nbytes, "iters": iters, "methods": {},
            "ratios": {}}
-    for m, t in times.items():
+    for m, trials in times.items():
+        t = min(trials)
         rec["methods"][m] = {"time_s": t, "latency_us": t * 1e6,
-                             "busbw_GBps": busbw(nbytes, g, t) / 1e9}
-    for m in ("wagma", "wa", "hvd"):
-        rec["ratios"][f"{m}_bw_over_mpi"] = times["mpi"] / times[m]
-        rec["ratios"][f"{m}_lat_over_mpi"] = times[m] / times["mpi"]
-        rec["ratios"][f"{m}_lat_over_mpi_hvd"] = times[m] / times["mpi_hvd"]
+                             "busbw_GBps": busbw(nbytes, g, t) / 1e9,
+                             "trial_times_s": trials}
+    best = {m: rec["methods"][m]["time_s"] for m in times}
+    for m in best:
+        if m in ("mpi", "mpi_hvd"):
+            continue
+        rec["ratios"][f"{m}_bw_over_mpi"] = best["mpi"] / best[m]
+        rec["ratios"][f"{m}_lat_over_mpi"] = best[m] / best["mpi"]
+        if "mpi_hvd" in best:
+            rec["ratios"][f"{m}_lat_over_mpi_hvd"] = best[m] / best["mpi_hvd"]
     if nbytes >= SMALL_LIMIT:
         rec["target"] = f"bw >= {BW_TARGET}x"
-        rec["meets_target"] = rec["ratios"]["wagma_bw_over_mpi"] >= BW_TARGET
+        ratio = rec["ratios"].get("wagma_bw_over_mpi")
+        rec["meets_target"] = None if ratio is None else ratio >= BW_TARGET
     else:
         rec["target"] = f"lat <= {LAT_TARGET}x"
-        rec["meets_target"] = rec["ratios"]["wagma_lat_over_mpi"] <= LAT_TARGET
+        ratio = rec["ratios"].get("wagma_lat_over_mpi")
+        rec["meets_target"] = None if ratio is None else ratio <= LAT_TARGET
     return rec
 
 
@@ -316,46 +361,64 @@ def fmt_us(seconds):
     return f"{us:.1f}" if us < 1000 else f"{us:.0f}"
 
 
-TABLE_COLUMNS = [("size", 5), ("rounds", 6), ("mpi lat", 8), ("mpi bw", 6),
-                 ("mpi+hvd", 8), ("wagma lat", 9), ("wagma bw", 8), ("bw/mpi", 6),
-                 ("lat/mpi", 7), ("wa lat", 8), ("lat/mpi", 7), ("hvd lat", 8),
-                 ("hvd bw", 6), ("bw/mpi", 6), ("lat/mpi", 7), ("target", 16)]
+# Per method, the table shows: lat, then the listed extras (bw: bus bandwidth; bw/mpi,
+# lat/mpi: ratios to the MPI reference; lat/m+h: latency ratio to mpi_hvd).
+TABLE_EXTRAS = {
+    "mpi": ("bw",),
+    "mpi_hvd": (),
+    "wagma": ("bw", "bw/mpi", "lat/mpi", "lat/m+h"),
+    "wa": ("lat/mpi",),
+    "inplace": ("bw", "lat/mpi"),
+    "hvd": ("bw", "bw/mpi", "lat/mpi"),
+}
+LABELS = {"mpi_hvd": "mpi+hvd", "inplace": "in-place"}
 
 
-def table_row(r):
-    m, q = r["methods"], r["ratios"]
-    verdict = ("ok " if r["meets_target"] else "MISS ") + r["target"]
-    return [fmt_size(r["bytes"]), r["iters"],
-            fmt_us(m["mpi"]["time_s"]), f"{m['mpi']['busbw_GBps']:.2f}",
-            fmt_us(m["mpi_hvd"]["time_s"]),
-            fmt_us(m["wagma"]["time_s"]), f"{m['wagma']['busbw_GBps']:.2f}",
-            f"{q['wagma_bw_over_mpi']:.2f}", f"{q['wagma_lat_over_mpi']:.2f}",
-            fmt_us(m["wa"]["time_s"]), f"{q['wa_lat_over_mpi']:.2f}",
-            fmt_us(m["hvd"]["time_s"]), f"{m['hvd']['busbw_GBps']:.2f}",
-            f"{q['hvd_bw_over_mpi']:.2f}", f"{q['hvd_lat_over_mpi']:.2f}", verdict]
+def table_columns(methods):
+    """(header, cell function) pairs: per method its latency, then its extras."""
+    ratio_keys = {"bw/mpi": "bw_over_mpi", "lat/mpi": "lat_over_mpi",
+                  "lat/m+h": "lat_over_mpi_hvd"}
+    cols = [("size", lambda r: fmt_size(r["bytes"])), ("rounds", lambda r: r["iters"])]
+    for m in methods:
+        label = LABELS.get(m, m)
+        cols.append((f"{label} lat", lambda r, m=m: fmt_us(r["methods"][m]["time_s"])))
+        for extra in TABLE_EXTRAS[m]:
+            if extra == "bw":
+                cols.append((f"{label} bw",
+                             lambda r, m=m: f"{r['methods'][m]['busbw_GBps']:.2f}"))
+            else:
+                cols.append((extra, lambda r, k=f"{m}_{ratio_keys[extra]}":
+                             f"{r['ratios'][k]:.2f}" if k in r["ratios"] else "-"))
+    verdicts = {True: "ok ", False: "MISS ", None: "n/a "}
+    cols.append(("target", lambda r: verdicts[r["meets_target"]] + r["target"]))
+    return cols
 
 
 def print_table(P, args, phases_of, results):
+    methods = ["mpi"] + args.methods
     print(f"""
 One WAGMA group round vs MPI_Allreduce vs hvd.allreduce: P={P}, float32, max over ranks
 of the mean time per round, best of {args.trials} blocks.
   lat: microseconds per round; bw: bus bandwidth in GB/s = bytes * 2(g-1)/g / time
   mpi: mpi4py Allreduce on the group's communicator, measured before hvd.init
-  mpi+hvd: the same, measured while Horovod's background thread runs (latency)
+  mpi+hvd: the same, measured while Horovod's background thread runs
   wagma: group_allreduce(wait_avoiding=False); wa: wait_avoiding=True (no straggler)
+  in-place: group_allreduce_(wait_avoiding=False), no output allocation
   hvd: hvd.allreduce(op=Average) on the group's process set
-  ratios are x/mpi; the target verdict compares wagma with mpi""")
-    header = "  ".join(name.rjust(w) for name, w in TABLE_COLUMNS)
+  ratios are x/mpi (lat/m+h: wagma over mpi+hvd); the target compares wagma with mpi""")
+    cols = table_columns(methods)
+    rows = [[name] + [str(f(r)) for r in results] for name, f in cols]
+    widths = [max(len(c) for c in col) for col in rows]
     for S in args.group_sizes:
         phases = phases_of[S]
         print(f"\nS={S}, {len(phases)} phase(s): " + "  ".join(str(p) for p in phases))
+        header = "  ".join(name.rjust(w) for (name, _), w in zip(cols, widths))
         print(header)
         print("-" * len(header))
         for r in results:
             if r["group_size"] == S:
-                print("  ".join(str(c).rjust(w)
-                                for c, (_, w) in zip(table_row(r), TABLE_COLUMNS)))
-    misses = [r for r in results if not r["meets_target"]]
+                print("  ".join(str(f(r)).rjust(w) for (_, f), w in zip(cols, widths)))
+    misses = [r for r in results if r["meets_target"] is False]
     print(f"\ntargets: WAGMA bw >= {BW_TARGET}x MPI from {fmt_size(SMALL_LIMIT)} up, "
           f"latency <= {LAT_TARGET}x MPI below: "
           + ("all met" if not misses else

@@ -1,0 +1,22 @@
+"""init(): Horovod with MPI, process-set registration, lazy start after hvd.init()."""
+import pytest
+
+
+@pytest.mark.parametrize("mode", ["static", "dynamic"])
+def test_op_works_after_plain_hvd_init(mpi, mode):
+    env = {"HOROVOD_DYNAMIC_PROCESS_SETS": "1"} if mode == "dynamic" else {}
+    run = mpi("plain_init.py", 4, mode, timeout=120, env=env)
+    for rank, res in run.results.items():
+        assert res["started_before"] is False and res["started_after"] is True
+        assert res["round0"] == 1.5  # global average of 0..3
+        if mode == "dynamic":
+            assert res.get("ps_size") == 2.0, res  # a group of 2 in phase 0
+        else:
+            assert "not registered" in res["ps_error"], res
+
+
+@pytest.mark.parametrize("P,S", [(6, 4), (6, 2), (3, 4), (8, 2)])
+def test_every_phase_group_is_a_horovod_process_set(mpi, P, S):
+    run = mpi("process_sets.py", P, S, timeout=120)
+    for rank, res in run.results.items():
+        assert res["sums"] == res["expected"], (rank, res)
