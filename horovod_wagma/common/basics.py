@@ -39,11 +39,12 @@ class WagmaBasics:
                                  "(or COMM_WORLD) and use Horovod process sets for subsets")
         if not hvd.is_initialized():
             from mpi4py import MPI  # initialises MPI with MPI_THREAD_MULTIPLE
-            size = MPI.COMM_WORLD.Get_size()
             dynamic = isinstance(process_sets, str) and process_sets.lower() == "dynamic"
             user_sets = [] if process_sets is None or dynamic else list(process_sets)
-            ours = [] if dynamic else self._new_group_sets(size, user_sets)
-            hvd.init(comm=comm, process_sets="dynamic" if dynamic else user_sets + ours)
+            ours = [] if dynamic else self._new_group_sets(MPI.COMM_WORLD, user_sets)
+            # Communicator-based process sets need Horovod's comm to be the mpi4py world.
+            hvd.init(comm=MPI.COMM_WORLD,
+                     process_sets="dynamic" if dynamic else user_sets + ours)
             if dynamic:
                 self._add_dynamic_group_sets()
         elif os.environ.get("HOROVOD_DYNAMIC_PROCESS_SETS", "0") not in ("", "0"):
@@ -53,23 +54,34 @@ class WagmaBasics:
     def _phase_groups(self, size):
         return groups(size, self.config.resolved_group_size(size))
 
-    def _new_group_sets(self, size, user_sets):
-        """ProcessSet objects for every distinct group that is not the whole world."""
-        taken = {tuple(ps.ranks) for ps in user_sets if ps.ranks is not None}
+    def _new_group_sets(self, world, user_sets):
+        """ProcessSets for every distinct group that is not the whole world.
+
+        A phase whose groups are all new is split with mpi4py: one collective
+        ``Split`` gives each rank its own group's communicator. Groups already
+        registered (by the user, or in an earlier phase) are not registered twice;
+        the remaining new groups of such a phase are given by their rank lists.
+        """
+        size, rank = world.Get_size(), world.Get_rank()
+        by_ranks = {tuple(ps.ranks): ps for ps in user_sets if ps.ranks is not None}
+        self._group_sets.update(by_ranks)
+        # Every rank must take the same decisions, so track all groups registered so
+        # far, not only the ones this rank belongs to.
+        registered = set(by_ranks)
         new = []
         for phase in self._phase_groups(size):
-            for members in phase:
-                key = tuple(members)
-                if len(key) == size or key in self._group_sets:
-                    continue
-                if key in taken:
-                    self._group_sets[key] = next(ps for ps in user_sets
-                                                 if ps.ranks is not None
-                                                 and tuple(ps.ranks) == key)
-                    continue
-                ps = self._hvd.ProcessSet(list(key))
-                self._group_sets[key] = ps
+            fresh = [tuple(g) for g in phase if len(g) < size and tuple(g) not in registered]
+            registered.update(fresh)
+            if len(fresh) == len(phase):
+                color = next(i for i, g in enumerate(phase) if rank in g)
+                ps = self._hvd.ProcessSet(world.Split(color, rank))
+                self._group_sets[fresh[color]] = ps
                 new.append(ps)
+            else:
+                for key in fresh:
+                    ps = self._hvd.ProcessSet(list(key))
+                    self._group_sets[key] = ps
+                    new.append(ps)
         return new
 
     def _add_dynamic_group_sets(self):
