@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -72,6 +73,7 @@ std::string Engine::Start() {
   }
   small_bytes_ = static_cast<size_t>(EnvDouble("HOROVOD_WAGMA_SMALL_BYTES", 64 * 1024));
   shutdown_timeout_s_ = EnvDouble("HOROVOD_WAGMA_SHUTDOWN_TIMEOUT", 30.0);
+  spin_us_ = static_cast<int64_t>(EnvDouble("HOROVOD_WAGMA_SPIN_US", 200));
   channel_ = std::make_unique<ActivationChannel>(control_comm_);
   if (rank_ == kRoot) book_ = std::make_unique<RegistrationBook>(size_);
   thread_ = std::thread([this] { Loop(); });
@@ -118,7 +120,7 @@ int64_t Engine::Enqueue(const StreamSpec& spec, const void* input, void* output,
   }
   *error = ValidateConfig(spec.config);
   if (!error->empty()) return 0;
-  Request req{handles_.Allocate(), spec, pool_.Copy(input, spec.num_bytes()), output};
+  Request req{handles_.Allocate(), spec, input, output};
   const int64_t handle = req.handle;
   {
     std::lock_guard<std::mutex> lock(queue_mu_);
@@ -133,7 +135,8 @@ int64_t Engine::Enqueue(const StreamSpec& spec, const void* input, void* output,
 
 void Engine::Loop() {
   pthread_setname_np(pthread_self(), "wagma-engine");  // findable in top / /proc
-  int idle = 0;
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point last_progress = Clock::now();
   while (true) {
     bool progressed = false;
     try {
@@ -152,21 +155,23 @@ void Engine::Loop() {
       std::lock_guard<std::mutex> lock(stats_mu_);
       ++stats_.loop_iterations;
     }
+    const Clock::time_point now = Clock::now();
     if (progressed) {
-      idle = 0;
+      last_progress = now;
       continue;
     }
-    // Never busy-poll a core away from training: yield while work is in flight, then
-    // sleep with exponential back-off; an enqueue wakes the loop at once.
-    ++idle;
-    const bool busy = in_flight_ > 0;
-    if (busy && idle < 200) {
+    // Never busy-poll a core away from training. Right after activity, replies are
+    // likely: spin, yielding the core to anyone runnable. Then sleep for a quarter of
+    // the idle time so far (so wake-ups get rarer the longer nothing happens), capped
+    // low while rounds are in flight. An enqueue wakes the loop at once.
+    const auto idle_us =
+        std::chrono::duration_cast<std::chrono::microseconds>(now - last_progress).count();
+    if (idle_us < spin_us_) {
       std::this_thread::yield();
       continue;
     }
-    // Long idle stretches (between epochs, at evaluation) back off further.
-    const int cap_us = busy ? 100 : (idle > 2000 ? 4000 : 1000);
-    const int sleep_us = std::min(cap_us, 1 << std::min(idle / 8, 10));
+    const int64_t cap_us = in_flight_ > 0 ? 200 : (idle_us > 2000000 ? 4000 : 1000);
+    const int64_t sleep_us = std::max<int64_t>(20, std::min<int64_t>(cap_us, idle_us / 4));
     {
       std::lock_guard<std::mutex> lock(stats_mu_);
       ++stats_.sleeps;
@@ -223,7 +228,6 @@ bool Engine::ProgressRounds() {
       const int64_t round = it->first;
       ++it;  // FinishAppRound may erase this round
       if (!rs.reduction || !rs.reduction->Progress()) continue;
-      rs.mean = rs.reduction->TakeMean();
       rs.reduction.reset();
       rs.completed = true;
       --in_flight_;
@@ -261,7 +265,7 @@ bool Engine::JoinActivatedRounds() {
       }
       if (earlier_in_flight) break;
       RoundState& rs = GetRound(s, round);
-      rs.passive_contribution = pool_.Copy(s.published.data(), s.published.size());
+      rs.passive_contribution = pool_.Copy(s.published, s.spec.num_bytes());
       Join(s, rs, rs.passive_contribution.data(), /*activate=*/false);
       s.activations.erase(s.activations.begin());
       {
@@ -352,7 +356,7 @@ void Engine::HandleRequest(Request req) {
   }
   const int64_t round = s.next_app_round++;
   RoundState& rs = GetRound(s, round);
-  rs.call = AppCall{req.handle, std::move(req.input), req.output};
+  rs.call = AppCall{req.handle, req.input, req.output};
   if (s.id >= 0) EnterRound(s, rs);
 }
 
@@ -435,12 +439,12 @@ RoundState& Engine::GetRound(Stream& s, int64_t round) {
 }
 
 void Engine::EnterRound(Stream& s, RoundState& rs) {
-  Publish(s, rs.call->input.data(), 2 * rs.round);
+  Publish(s, rs.call->input, 2 * rs.round, /*copy=*/false);
   if (rs.completed) {
     FinishAppRound(s, rs.round);
   } else if (!rs.joined) {
     const bool activate = !rs.plan.global && s.spec.config.wait_avoiding;
-    Join(s, rs, rs.call->input.data(), activate);
+    Join(s, rs, rs.call->input, activate);
   }
 }
 
@@ -467,6 +471,16 @@ void Engine::Join(Stream& s, RoundState& rs, const void* contribution, bool acti
   args.dtype = s.spec.dtype;
   args.count = s.spec.num_elements();
   args.contribution = contribution;
+  // The app's own contribution under the plain mean (global rounds, or 'fresh' with
+  // c = x) makes m the answer: reduce straight into the output, no extra pass.
+  rs.mean_in_output = rs.call && contribution == rs.call->input &&
+                      (rs.plan.global || s.spec.config.averaging == Averaging::kFresh);
+  if (rs.mean_in_output) {
+    args.result = rs.call->output;
+  } else {
+    rs.mean = pool_.Take(s.spec.num_bytes());
+    args.result = rs.mean.data();
+  }
   args.pool = &pool_;
   rs.reduction = MakeGroupReduction(std::move(args), small_bytes_);
   rs.reduction->Start();
@@ -480,8 +494,10 @@ void Engine::FinishAppRound(Stream& s, int64_t round) {
   const size_t bytes = s.spec.num_bytes();
   const int g = static_cast<int>(rs.members.size());
   char* out = static_cast<char*>(call.output);
-  const void* x = call.input.data();
-  if (rs.plan.global) {
+  const void* x = call.input;
+  if (rs.mean_in_output) {
+    // already there
+  } else if (rs.plan.global) {
     std::memcpy(out, rs.mean.data(), bytes);
   } else if (s.spec.config.averaging == Averaging::kPaper) {
     PaperAverage(s.spec.dtype, rs.mean.data(), x, g, n, out);
@@ -490,17 +506,23 @@ void Engine::FinishAppRound(Stream& s, int64_t round) {
   } else {
     FreshCorrection(s.spec.dtype, rs.mean.data(), rs.contribution, x, g, n, out);
   }
-  Publish(s, out, 2 * round + 1);
+  // Without wait-avoidance nobody ever reads the published value.
+  if (s.spec.config.wait_avoiding) Publish(s, out, 2 * round + 1, /*copy=*/true);
   const int64_t handle = call.handle;
   s.rounds.erase(round);
   handles_.Complete(handle);
 }
 
-void Engine::Publish(Stream& s, const void* value, int64_t version) {
+void Engine::Publish(Stream& s, const void* value, int64_t version, bool copy) {
   if (version <= s.published_version) return;
-  if (s.published.empty()) s.published = pool_.Take(s.spec.num_bytes());
-  std::memcpy(s.published.data(), value, s.spec.num_bytes());
   s.published_version = version;
+  if (!copy) {
+    s.published = value;
+    return;
+  }
+  if (s.published_copy.empty()) s.published_copy = pool_.Take(s.spec.num_bytes());
+  std::memcpy(s.published_copy.data(), value, s.spec.num_bytes());
+  s.published = s.published_copy.data();
 }
 
 }  // namespace wagma

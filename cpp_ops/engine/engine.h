@@ -48,7 +48,8 @@ class Engine {
   int rank() const { return rank_; }
   int size() const { return size_; }
 
-  // Returns a handle > 0, or 0 with *error set. The input is copied before return.
+  // Returns a handle > 0, or 0 with *error set. `input` and `output` (which may be the
+  // same buffer) must stay valid, and the input unchanged, until the handle completes.
   int64_t Enqueue(const StreamSpec& spec, const void* input, void* output, std::string* error);
   int Poll(int64_t handle) { return handles_.Poll(handle); }
   std::string Wait(int64_t handle) { return handles_.WaitAndRelease(handle); }
@@ -61,7 +62,7 @@ class Engine {
   struct Request {
     int64_t handle;
     StreamSpec spec;
-    Buffer input;
+    const void* input;
     void* output;
   };
 
@@ -83,7 +84,8 @@ class Engine {
   void Join(Stream& s, RoundState& rs, const void* contribution, bool activate);
   // Writes the app's output, publishes it, completes the handle, forgets the round.
   void FinishAppRound(Stream& s, int64_t round);
-  void Publish(Stream& s, const void* value, int64_t version);
+  // By reference for app inputs, by copy for outputs (see stream_state.h).
+  void Publish(Stream& s, const void* value, int64_t version, bool copy);
   void FailStream(Stream& s, const std::string& error);
 
   std::atomic<bool> started_{false};
@@ -97,6 +99,7 @@ class Engine {
   std::unique_ptr<RegistrationBook> book_;  // root only
   size_t small_bytes_ = 64 * 1024;
   double shutdown_timeout_s_ = 30.0;
+  int64_t spin_us_ = 200;  // after activity, poll this long before sleeping
 
   std::mutex queue_mu_;
   std::condition_variable queue_cv_;

@@ -3,12 +3,14 @@
 //
 // Invariants shared by every algorithm:
 //  * non-blocking: Start() posts requests, Progress() only tests them;
-//  * every member ends with the same bytes in mean(): each element's sum is formed in
+//  * every member ends with the same bytes in result: each element's sum is formed in
 //    member order by exactly one rank (or identically by all), then divided by |G|;
 //  * all messages of one reduction use one tag; per pair of ranks the receiver posts
 //    its receives in the order the sender sends, so MPI's non-overtaking rule matches
 //    them without further tags;
-//  * the contribution must stay valid and unchanged until Progress() returns true.
+//  * the contribution must stay valid and unchanged until Progress() returns true;
+//  * the mean is written to `result`, which may alias the contribution (in-place
+//    calls): nothing is written there before every send has completed.
 #pragma once
 
 #include <mpi.h>
@@ -29,6 +31,7 @@ struct ReductionArgs {
   DataType dtype = DataType::kFloat32;
   size_t count = 0;          // elements
   const void* contribution = nullptr;
+  void* result = nullptr;    // count elements; receives the mean
   BufferPool* pool = nullptr;
 };
 
@@ -37,15 +40,13 @@ class GroupReduction {
   explicit GroupReduction(ReductionArgs args) : args_(std::move(args)) {}
   virtual ~GroupReduction() = default;
   virtual void Start() = 0;
-  // Tests outstanding requests and advances; true once mean() is final.
+  // Tests outstanding requests and advances; true once the result is final.
   virtual bool Progress() = 0;
-  Buffer TakeMean() { return std::move(mean_); }
 
  protected:
   int group_size() const { return static_cast<int>(args_.members.size()); }
   size_t elem_size() const { return ElementSize(args_.dtype); }
   ReductionArgs args_;
-  Buffer mean_;
 };
 
 // Picks the algorithm: DirectExchange for small tensors and pairs, ScatterAllgather

@@ -1,5 +1,8 @@
 #include "handle_table.h"
 
+#include <chrono>
+#include <thread>
+
 namespace wagma {
 
 int64_t HandleTable::Allocate() {
@@ -28,6 +31,17 @@ int HandleTable::Poll(int64_t handle) {
 }
 
 std::string HandleTable::WaitAndRelease(int64_t handle) {
+  // Small rounds finish within microseconds: poll briefly (yielding) before paying
+  // for a sleep and a wake-up.
+  const auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(100);
+  while (std::chrono::steady_clock::now() < spin_until) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = states_.find(handle);
+      if (it == states_.end() || it->second.done) break;
+    }
+    std::this_thread::yield();
+  }
   std::unique_lock<std::mutex> lock(mu_);
   auto it = states_.find(handle);
   if (it == states_.end()) return "unknown handle " + std::to_string(handle);

@@ -14,7 +14,6 @@ void ScatterAllgatherReduction::Start() {
   const int me = args_.my_index;
   const size_t es = elem_size();
   const char* contribution = static_cast<const char*>(args_.contribution);
-  mean_ = args_.pool->Take(args_.count * es);
   received_.resize(g);
   requests_.reserve(2 * (g - 1));
   const size_t my_bytes = ChunkCount(me) * es;
@@ -43,7 +42,9 @@ void ScatterAllgatherReduction::StartAllgather() {
     srcs[j] = j == me ? static_cast<const char*>(args_.contribution) + ChunkBegin(me) * es
                       : received_[j].data();
   }
-  char* mean = mean_.data();
+  // All step-1 sends have completed, so writing into result is safe even when it
+  // aliases the contribution.
+  char* mean = static_cast<char*>(args_.result);
   MeanOf(args_.dtype, srcs.data(), g, ChunkCount(me), mean + ChunkBegin(me) * es);
   received_.clear();
   requests_.clear();

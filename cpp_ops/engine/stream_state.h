@@ -4,7 +4,9 @@
 // activation makes this rank join, until the app has collected the result. The
 // published value is the newest of: inputs the app entered (version 2r) and outputs of
 // rounds the app entered (version 2r + 1), so an older round completing late never
-// overwrites a newer input.
+// overwrites a newer input. An input is published by reference (it stays valid until
+// its round completes, when that round's output replaces it); outputs are copied,
+// since the app may change them as soon as it has them.
 #pragma once
 
 #include <cstdint>
@@ -23,11 +25,13 @@
 
 namespace wagma {
 
-// One app call of the op: the round it entered, its input and where to write.
+// One app call of the op: the round it entered, its input and where to write. As
+// in Horovod, both buffers belong to the caller, who keeps them alive and leaves the
+// input unchanged until the handle completes; they may be the same (in place).
 struct AppCall {
   int64_t handle = 0;
-  Buffer input;             // the fresh input x, copied at enqueue
-  void* output = nullptr;   // owned by the caller until the handle completes
+  const void* input = nullptr;  // the fresh input x
+  void* output = nullptr;
 };
 
 struct RoundState {
@@ -42,7 +46,10 @@ struct RoundState {
   std::unique_ptr<GroupReduction> reduction;  // set while in flight
 
   bool completed = false;
-  Buffer mean;  // m, the group (or global) mean, held until the app collects it
+  // m, the group (or global) mean: written straight into the app's output when that
+  // is the answer (mean_in_output), else held here until the app collects it.
+  Buffer mean;
+  bool mean_in_output = false;
 
   std::optional<AppCall> call;  // set once the app has entered this round
 
@@ -54,7 +61,8 @@ struct Stream {
   int id = -1;  // assigned by the root at round 0
   const GroupSchedule* schedule = nullptr;
   int64_t next_app_round = 0;
-  Buffer published;
+  const void* published = nullptr;  // published_copy, or an app input in flight
+  Buffer published_copy;
   int64_t published_version = -1;
   std::map<int64_t, RoundState> rounds;
   std::set<int64_t> activations;  // rounds others activated that this rank has not joined

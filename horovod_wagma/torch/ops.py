@@ -17,6 +17,10 @@ from horovod_wagma.torch import _torch_ops
 
 _basics = WagmaBasics(_hvd)
 _noname = itertools.count()
+# The engine reads inputs and writes outputs until a round completes, even when the
+# caller drops the handle: keep those tensors alive until synchronize (as Horovod's
+# _handle_map does).
+_pending_tensors = {}
 
 init = _basics.init
 group_process_set = _basics.group_process_set
@@ -27,8 +31,9 @@ class GroupAllreduceHandle:
 
     __slots__ = ("_id", "_host_output", "_target", "_result", "_error")
 
-    def __init__(self, handle_id, host_output, target):
+    def __init__(self, handle_id, host_input, host_output, target):
         self._id = handle_id
+        _pending_tensors[handle_id] = (host_input, host_output)
         self._host_output = host_output
         self._target = target  # where the caller wants the result, if not host_output
         self._result = None
@@ -46,6 +51,8 @@ class GroupAllreduceHandle:
                     self._result = self._target
                 else:
                     self._result = self._host_output
+            finally:
+                _pending_tensors.pop(self._id, None)
         if self._error is not None:
             raise self._error
         return self._result
@@ -64,15 +71,16 @@ def _enqueue(tensor, output, name, group_size, sync_period, averaging, wait_avoi
     host_out = torch.empty(host_in.shape, dtype=host_in.dtype) if staged else output
     handle_id = _torch_ops.enqueue(host_in, host_out, name, size, config.sync_period,
                                    AVERAGING_RULES[config.averaging], config.wait_avoiding)
-    return GroupAllreduceHandle(handle_id, host_out, output if staged else None)
+    return GroupAllreduceHandle(handle_id, host_in, host_out, output if staged else None)
 
 
 def group_allreduce_async(tensor, name=None, group_size=None, sync_period=None,
                           averaging=None, wait_avoiding=None):
     """Starts round r of stream ``name`` with fresh input ``tensor``; returns a handle.
 
-    The result lands in a new tensor. Per-call knobs override ``init``'s defaults and
-    must match across ranks (checked at the stream's round 0).
+    The result lands in a new tensor. As with Horovod's async ops, do not modify
+    ``tensor`` until the handle is synchronized. Per-call knobs override ``init``'s
+    defaults and must match across ranks (checked at the stream's round 0).
     """
     output = torch.empty(tensor.shape, dtype=tensor.dtype, device=tensor.device)
     return _enqueue(tensor, output, name, group_size, sync_period, averaging, wait_avoiding)
