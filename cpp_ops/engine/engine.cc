@@ -166,7 +166,9 @@ void Engine::Loop() {
     // low while rounds are in flight. An enqueue wakes the loop at once.
     const auto idle_us =
         std::chrono::duration_cast<std::chrono::microseconds>(now - last_progress).count();
-    if (idle_us < spin_us_) {
+    // While rounds are in flight, peers' messages (and rendezvous hand-shakes of large
+    // ones) need this thread promptly: spin longer before sleeping.
+    if (idle_us < (in_flight_ > 0 ? 25 * spin_us_ : spin_us_)) {
       std::this_thread::yield();
       continue;
     }

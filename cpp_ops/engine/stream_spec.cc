@@ -41,7 +41,16 @@ size_t StreamSpec::num_elements() const {
   return n;
 }
 
+bool StreamSpec::operator==(const StreamSpec& o) const {
+  return name == o.name && dtype == o.dtype && shape == o.shape &&
+         config.group_size == o.config.group_size &&
+         config.sync_period == o.config.sync_period &&
+         config.averaging == o.config.averaging &&
+         config.wait_avoiding == o.config.wait_avoiding;
+}
+
 std::string StreamSpec::Mismatch(int my_rank, const StreamSpec& o, int other_rank) const {
+  if (*this == o) return "";  // the per-call path: no formatting
   std::ostringstream s;
   auto head = [&](const char* what) {
     s << what << " mismatch for stream '" << name << "': rank " << my_rank << " has " << what

@@ -24,6 +24,7 @@ struct StreamSpec {
   std::vector<int64_t> shape;
   StreamConfig config;
 
+  bool operator==(const StreamSpec& other) const;
   size_t num_elements() const;
   size_t num_bytes() const { return num_elements() * ElementSize(dtype); }
 

@@ -20,6 +20,7 @@ class WagmaBasics:
         self.config = WagmaConfig()
         self._group_sets = {}  # tuple(ranks) -> hvd.ProcessSet
         self._atexit_registered = False
+        self._size = None  # world size, once the engine runs
 
     # -- init -------------------------------------------------------------------------
     def init(self, comm=None, process_sets=None, group_size=None, sync_period=10,
@@ -120,7 +121,10 @@ class WagmaBasics:
 
     def ensure_started(self):
         """Starts the engine on first use; it needs Horovod running on MPI."""
+        if self._size is not None:
+            return
         if engine_lib.started():
+            self._size = self._hvd.size()
             return
         hvd = self._require_horovod()
         if not hvd.mpi_enabled():
@@ -132,13 +136,15 @@ class WagmaBasics:
             # engine finishes its MPI traffic before Horovod finalizes MPI.
             atexit.register(engine_lib.shutdown)
             self._atexit_registered = True
+        self._size = hvd.size()
 
     def stream_config(self, group_size=None, sync_period=None, averaging=None,
                       wait_avoiding=None):
         """Validated per-call configuration; starts the engine if needed."""
         config = self.config.override(group_size, sync_period, averaging, wait_avoiding)
         self.ensure_started()
-        return config, config.resolved_group_size(self._hvd.size())
+        return config, config.resolved_group_size(self._size)
 
     def shutdown(self):
         engine_lib.shutdown()
+        self._size = None

@@ -54,6 +54,9 @@ class WagmaConfig:
     def override(self, group_size=None, sync_period=None, averaging=None,
                  wait_avoiding=None):
         """A copy with the given (non-None) per-call overrides applied and validated."""
+        if group_size is None and sync_period is None and averaging is None \
+                and wait_avoiding is None:
+            return self  # the common per-call path
         changes = {k: v for k, v in dict(group_size=group_size, sync_period=sync_period,
                                          averaging=averaging,
                                          wait_avoiding=wait_avoiding).items()
@@ -61,5 +64,7 @@ class WagmaConfig:
         return dataclasses.replace(self, **changes) if changes else self
 
     def resolved_group_size(self, num_ranks):
+        if self.group_size is not None:
+            return self.group_size
         from horovod_wagma.common.schedule import default_group_size
-        return self.group_size if self.group_size is not None else default_group_size(num_ranks)
+        return default_group_size(num_ranks)

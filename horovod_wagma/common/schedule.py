@@ -5,9 +5,12 @@ partitions the P ranks into groups of at most S; any L = len(groups(P, S))
 cyclically consecutive phases mix information from every rank into every rank; for
 P = S**L the phases are exactly the base-S butterfly.
 """
+import functools
+
 from horovod_wagma.common import engine_lib
 
 
+@functools.lru_cache(maxsize=None)
 def default_group_size(num_ranks):
     """The smallest power of two >= sqrt(P) (at least 2)."""
     return engine_lib.default_group_size(num_ranks)
