@@ -344,10 +344,10 @@ void Engine::HandleRequest(Request req) {
     }
     it = streams_.find(req.spec.name);
   } else {
-    const std::string mismatch = it->second.spec.Mismatch(rank_, req.spec, rank_);
+    const std::string mismatch =
+        it->second.spec.Mismatch("its round 0", req.spec, "this call");
     if (!mismatch.empty()) {
-      handles_.Complete(req.handle,
-                        "stream '" + req.spec.name + "' changed after round 0: " + mismatch);
+      handles_.Complete(req.handle, "a stream cannot change after round 0: " + mismatch);
       return;
     }
   }

@@ -14,7 +14,10 @@ RegistrationBook::Verdict RegistrationBook::Add(int rank, const StreamSpec& spec
   if (!e.seen[rank]) {
     e.seen[rank] = true;
     ++e.count;
-    if (e.error.empty()) e.error = e.first.Mismatch(e.first_rank, spec, rank);
+    if (e.error.empty()) {
+      e.error = e.first.Mismatch("rank " + std::to_string(e.first_rank), spec,
+                                 "rank " + std::to_string(rank));
+    }
   }
   Verdict v;
   v.name = spec.name;

@@ -49,34 +49,34 @@ bool StreamSpec::operator==(const StreamSpec& o) const {
          config.wait_avoiding == o.config.wait_avoiding;
 }
 
-std::string StreamSpec::Mismatch(int my_rank, const StreamSpec& o, int other_rank) const {
+std::string StreamSpec::Mismatch(const std::string& mine, const StreamSpec& o,
+                                 const std::string& theirs) const {
   if (*this == o) return "";  // the per-call path: no formatting
   std::ostringstream s;
   auto head = [&](const char* what) {
-    s << what << " mismatch for stream '" << name << "': rank " << my_rank << " has " << what
-      << " ";
+    s << what << " mismatch for stream '" << name << "': " << mine << " has " << what << " ";
   };
   if (shape != o.shape) {
     head("shape");
-    s << ShapeString(shape) << ", rank " << other_rank << " has shape " << ShapeString(o.shape);
+    s << ShapeString(shape) << ", " << theirs << " has shape " << ShapeString(o.shape);
   } else if (dtype != o.dtype) {
     head("dtype");
-    s << DataTypeName(dtype) << ", rank " << other_rank << " has dtype " << DataTypeName(o.dtype);
+    s << DataTypeName(dtype) << ", " << theirs << " has dtype " << DataTypeName(o.dtype);
   } else if (config.group_size != o.config.group_size) {
     head("group_size");
-    s << config.group_size << ", rank " << other_rank << " has group_size "
+    s << config.group_size << ", " << theirs << " has group_size "
       << o.config.group_size;
   } else if (config.sync_period != o.config.sync_period) {
     head("sync_period");
-    s << config.sync_period << ", rank " << other_rank << " has sync_period "
+    s << config.sync_period << ", " << theirs << " has sync_period "
       << o.config.sync_period;
   } else if (config.averaging != o.config.averaging) {
     head("averaging");
-    s << AveragingName(config.averaging) << ", rank " << other_rank << " has averaging "
+    s << AveragingName(config.averaging) << ", " << theirs << " has averaging "
       << AveragingName(o.config.averaging);
   } else if (config.wait_avoiding != o.config.wait_avoiding) {
     head("wait_avoiding");
-    s << config.wait_avoiding << ", rank " << other_rank << " has wait_avoiding "
+    s << config.wait_avoiding << ", " << theirs << " has wait_avoiding "
       << o.config.wait_avoiding;
   }
   return s.str();

@@ -29,8 +29,10 @@ struct StreamSpec {
   size_t num_bytes() const { return num_elements() * ElementSize(dtype); }
 
   // Empty when the two specs agree; otherwise a sentence naming the first difference,
-  // e.g. "shape mismatch for 'w': rank 0 has shape [4, 3], rank 2 has shape [5]".
-  std::string Mismatch(int my_rank, const StreamSpec& other, int other_rank) const;
+  // e.g. "shape mismatch for stream 'w': rank 0 has shape [4, 3], rank 2 has shape [5]"
+  // (mine = "rank 0", theirs = "rank 2").
+  std::string Mismatch(const std::string& mine, const StreamSpec& other,
+                       const std::string& theirs) const;
 
   std::string Serialize() const;
   static StreamSpec Parse(const std::string& bytes);
