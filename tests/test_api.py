@@ -25,3 +25,13 @@ def test_reexports_horovod_torch():
     for name in ("group_allreduce", "group_allreduce_async", "group_allreduce_async_",
                  "poll", "synchronize", "groups", "group_process_set"):
         assert callable(getattr(wagma, name)), name
+
+
+def test_op_on_disjoint_process_sets(mpi):
+    run = mpi("process_set_op.py", 6, timeout=120)
+    for rank, res in run.results.items():
+        assert res["max_err"] < 1e-12, (rank, res)
+        if rank % 2:
+            assert "not in process_set" in res["outsider"]
+        else:
+            assert res["outsider"] is None

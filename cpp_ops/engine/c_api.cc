@@ -53,7 +53,8 @@ int wagma_schedule(int num_ranks, int group_size, int* out, int cap, char* err, 
 
 int64_t wagma_enqueue(const char* name, int dtype, int ndim, const int64_t* shape,
                       const void* input, void* output, int group_size, int sync_period,
-                      int averaging, int wait_avoiding, char* err, int errlen) {
+                      int averaging, int wait_avoiding, int num_members,
+                      const int* members, char* err, int errlen) {
   if (!wagma::IsValidDataType(dtype)) {
     SetError(err, errlen, "unsupported dtype code " + std::to_string(dtype));
     return 0;
@@ -66,6 +67,7 @@ int64_t wagma_enqueue(const char* name, int dtype, int ndim, const int64_t* shap
   spec.config.sync_period = sync_period;
   spec.config.averaging = static_cast<wagma::Averaging>(averaging);
   spec.config.wait_avoiding = wait_avoiding != 0;
+  spec.members.assign(members, members + num_members);
   std::string error;
   try {
     const int64_t h = Engine::Get().Enqueue(spec, input, output, &error);

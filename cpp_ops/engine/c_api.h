@@ -19,9 +19,11 @@ int wagma_default_group_size(int num_ranks);
 int wagma_schedule(int num_ranks, int group_size, int* out, int cap, char* err, int errlen);
 // Returns a handle > 0, or 0 with err set. `input` is copied before return; `output`
 // must stay valid until the handle completes.
+// `members` lists the world ranks of the stream's process set (sorted); none = all.
 int64_t wagma_enqueue(const char* name, int dtype, int ndim, const int64_t* shape,
                       const void* input, void* output, int group_size, int sync_period,
-                      int averaging, int wait_avoiding, char* err, int errlen);
+                      int averaging, int wait_avoiding, int num_members,
+                      const int* members, char* err, int errlen);
 int wagma_poll(int64_t handle);                      // -1 unknown, 0 pending, 1 done
 int wagma_wait(int64_t handle, char* err, int errlen);  // 0 on success
 // rounds_completed, passive_joins, activations_sent, loop_iterations, sleeps

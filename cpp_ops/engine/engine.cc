@@ -13,7 +13,7 @@
 namespace wagma {
 namespace {
 
-constexpr int kRoot = 0;
+constexpr int kRegistrar = 0;
 
 double EnvDouble(const char* name, double fallback) {
   const char* v = std::getenv(name);
@@ -75,7 +75,7 @@ std::string Engine::Start() {
   shutdown_timeout_s_ = EnvDouble("HOROVOD_WAGMA_SHUTDOWN_TIMEOUT", 30.0);
   spin_us_ = static_cast<int64_t>(EnvDouble("HOROVOD_WAGMA_SPIN_US", 200));
   channel_ = std::make_unique<ActivationChannel>(control_comm_);
-  if (rank_ == kRoot) book_ = std::make_unique<RegistrationBook>(size_);
+  if (rank_ == kRegistrar) book_ = std::make_unique<RegistrationBook>();
   thread_ = std::thread([this] { Loop(); });
   started_ = true;
   return "";
@@ -328,19 +328,31 @@ void Engine::HandleRequest(Request req) {
     handles_.Complete(req.handle, "the WAGMA engine is shutting down");
     return;
   }
+  if (req.spec.members.empty()) {
+    req.spec.members.resize(size_);
+    for (int r = 0; r < size_; ++r) req.spec.members[r] = r;
+  }
+  const auto me = std::find(req.spec.members.begin(), req.spec.members.end(), rank_);
+  if (me == req.spec.members.end()) {
+    handles_.Complete(req.handle, "rank " + std::to_string(rank_) +
+                                      " is not in the process set of stream '" +
+                                      req.spec.name + "'");
+    return;
+  }
   auto it = streams_.find(req.spec.name);
   if (it == streams_.end()) {
     Stream& s = streams_[req.spec.name];
     s.spec = req.spec;
-    const int S = req.spec.config.group_size;
-    s.schedule = &ScheduleFor(size_, S);
-    if (rank_ == kRoot) {
+    s.my_index = static_cast<int>(me - req.spec.members.begin());
+    const int num_members = static_cast<int>(req.spec.members.size());
+    s.schedule = &ScheduleFor(num_members, req.spec.config.group_size);
+    if (rank_ == kRegistrar) {
       OnRegister(rank_, req.spec);
     } else {
       ControlMessage msg;
       msg.kind = ControlKind::kRegister;
       msg.payload = req.spec.Serialize();
-      channel_->Send(kRoot, msg);
+      channel_->Send(kRegistrar, msg);
     }
     it = streams_.find(req.spec.name);
   } else {
@@ -363,20 +375,21 @@ void Engine::HandleRequest(Request req) {
 }
 
 void Engine::OnRegister(int source, const StreamSpec& spec) {
-  const RegistrationBook::Verdict v = book_->Add(source, spec);
-  if (!v.complete) return;
-  for (int r = 0; r < size_; ++r) {
-    if (r == rank_) continue;
-    ControlMessage msg;
-    msg.kind = v.error.empty() ? ControlKind::kAssign : ControlKind::kReject;
-    msg.stream_id = v.stream_id;
-    msg.payload = PackNameAndText(v.name, v.error);
-    channel_->Send(r, msg);
-  }
-  if (v.error.empty()) {
-    OnAssign(v.name, v.stream_id);
-  } else {
-    OnReject(v.name, v.error);
+  for (const RegistrationBook::Verdict& v : book_->Add(source, spec)) {
+    for (int r : v.ranks) {
+      if (r == rank_) continue;
+      ControlMessage msg;
+      msg.kind = v.error.empty() ? ControlKind::kAssign : ControlKind::kReject;
+      msg.stream_id = v.stream_id;
+      msg.payload = PackNameAndText(v.name, v.error);
+      channel_->Send(r, msg);
+    }
+    if (std::find(v.ranks.begin(), v.ranks.end(), rank_) == v.ranks.end()) continue;
+    if (v.error.empty()) {
+      OnAssign(v.name, v.stream_id);
+    } else {
+      OnReject(v.name, v.error);
+    }
   }
 }
 
@@ -429,11 +442,12 @@ RoundState& Engine::GetRound(Stream& s, int64_t round) {
   RoundState& rs = s.rounds[round];
   rs.round = round;
   rs.plan = PlanRound(round, s.spec.config.sync_period, s.schedule->num_phases());
+  // The schedule is over positions in the process set; members are world ranks.
   if (rs.plan.global) {
-    rs.members.resize(size_);
-    for (int r = 0; r < size_; ++r) rs.members[r] = r;
+    rs.members = s.spec.members;
   } else {
-    rs.members = s.schedule->GroupOf(rs.plan.phase, rank_);
+    for (int index : s.schedule->GroupOf(rs.plan.phase, s.my_index))
+      rs.members.push_back(s.spec.members[index]);
   }
   for (size_t i = 0; i < rs.members.size(); ++i)
     if (rs.members[i] == rank_) rs.my_index = static_cast<int>(i);

@@ -96,7 +96,7 @@ class Engine {
   MPI_Comm control_comm_ = MPI_COMM_NULL;
   MPI_Comm data_comm_ = MPI_COMM_NULL;
   std::unique_ptr<ActivationChannel> channel_;
-  std::unique_ptr<RegistrationBook> book_;  // root only
+  std::unique_ptr<RegistrationBook> book_;  // registrar (world rank 0) only
   size_t small_bytes_ = 64 * 1024;
   double shutdown_timeout_s_ = 30.0;
   int64_t spin_us_ = 200;  // after activity, poll this long before sleeping

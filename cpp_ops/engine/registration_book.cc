@@ -1,29 +1,61 @@
 #include "registration_book.h"
 
+#include <algorithm>
+
 #include "message_tags.h"
 
 namespace wagma {
+namespace {
 
-RegistrationBook::Verdict RegistrationBook::Add(int rank, const StreamSpec& spec) {
-  Entry& e = entries_[spec.name];
-  if (e.count == 0) {
+bool Contains(const std::vector<int>& v, int x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+std::string EntryKey(const StreamSpec& spec) {
+  std::string key = spec.name + '\0';
+  for (int m : spec.members) key += std::to_string(m) + ",";
+  return key;
+}
+
+}  // namespace
+
+std::vector<RegistrationBook::Verdict> RegistrationBook::Add(int rank, const StreamSpec& spec) {
+  const std::string key = EntryKey(spec);
+  Entry& e = entries_[key];
+  if (e.seen.empty()) {
     e.first = spec;
     e.first_rank = rank;
-    e.seen.assign(num_ranks_, false);
   }
-  if (!e.seen[rank]) {
-    e.seen[rank] = true;
-    ++e.count;
+  if (!Contains(e.seen, rank)) {
+    e.seen.push_back(rank);
     if (e.error.empty()) {
       e.error = e.first.Mismatch("rank " + std::to_string(e.first_rank), spec,
                                  "rank " + std::to_string(rank));
     }
   }
-  Verdict v;
-  v.name = spec.name;
-  if (e.count < num_ranks_) return v;
-  v.complete = true;
-  v.error = e.error;
+  std::vector<Verdict> verdicts;
+  // Disjoint process sets may reuse a name; overlapping ones cannot (a rank holds one
+  // stream per name), so ranks that disagree on the set are rejected, not left waiting.
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    Entry& other = it->second;
+    const bool overlap = it->first != key && other.first.name == spec.name &&
+                         std::any_of(spec.members.begin(), spec.members.end(),
+                                     [&](int m) { return Contains(other.first.members, m); });
+    if (!overlap) {
+      ++it;
+      continue;
+    }
+    const std::string error = e.first.Mismatch("rank " + std::to_string(e.first_rank),
+                                               other.first,
+                                               "rank " + std::to_string(other.first_rank));
+    if (e.error.empty()) e.error = error;
+    verdicts.push_back(Verdict{spec.name, -1, error, other.seen});
+    it = entries_.erase(it);
+  }
+  bool all_in = true;
+  for (int m : e.first.members) all_in = all_in && Contains(e.seen, m);
+  if (!all_in) return verdicts;  // every member hears the verdict, even a rejection
+  Verdict v{spec.name, -1, e.error, e.seen};
   if (v.error.empty()) {
     if (next_id_ >= kMaxStreams) {
       v.error = "too many streams: at most " + std::to_string(kMaxStreams) + " names";
@@ -31,8 +63,9 @@ RegistrationBook::Verdict RegistrationBook::Add(int rank, const StreamSpec& spec
       v.stream_id = next_id_++;
     }
   }
-  entries_.erase(spec.name);
-  return v;
+  verdicts.push_back(v);
+  entries_.erase(key);
+  return verdicts;
 }
 
 }  // namespace wagma

@@ -1,6 +1,8 @@
-// RegistrationBook: the root's tally of round-0 registrations, one entry per stream
-// name, until every member has registered. Then the stream is either assigned the
-// next id or rejected with the first mismatch, which the root tells every member.
+// RegistrationBook: the registrar's tally of round-0 registrations, one entry per
+// stream name, until every member has registered. Then the stream is either assigned
+// the next id or rejected with the first mismatch, which the registrar tells every
+// member. One registrar (world rank 0) serves all process sets, so stream ids, and
+// with them data tags, are unique across overlapping sets.
 #pragma once
 
 #include <map>
@@ -13,26 +15,26 @@ namespace wagma {
 
 class RegistrationBook {
  public:
-  explicit RegistrationBook(int num_ranks) : num_ranks_(num_ranks) {}
+  RegistrationBook() = default;
 
   struct Verdict {
-    bool complete = false;
     std::string name;
     int stream_id = -1;  // when accepted
     std::string error;   // when rejected
+    std::vector<int> ranks;  // who registered: who must hear the verdict
   };
-  // Records `rank`'s spec; the verdict is complete once all ranks have registered.
-  Verdict Add(int rank, const StreamSpec& spec);
+  // Records `rank`'s spec (whose members are resolved). Returns the verdicts that are
+  // now due: the stream's once all its members have registered, and at once the
+  // rejection of registrations under the same name for an overlapping process set.
+  std::vector<Verdict> Add(int rank, const StreamSpec& spec);
 
  private:
   struct Entry {
     StreamSpec first;
     int first_rank = -1;
-    std::vector<bool> seen;
-    int count = 0;
+    std::vector<int> seen;  // ranks
     std::string error;
   };
-  int num_ranks_;
   int next_id_ = 0;
   std::map<std::string, Entry> entries_;
 };

@@ -46,7 +46,7 @@ bool StreamSpec::operator==(const StreamSpec& o) const {
          config.group_size == o.config.group_size &&
          config.sync_period == o.config.sync_period &&
          config.averaging == o.config.averaging &&
-         config.wait_avoiding == o.config.wait_avoiding;
+         config.wait_avoiding == o.config.wait_avoiding && members == o.members;
 }
 
 std::string StreamSpec::Mismatch(const std::string& mine, const StreamSpec& o,
@@ -78,6 +78,10 @@ std::string StreamSpec::Mismatch(const std::string& mine, const StreamSpec& o,
     head("wait_avoiding");
     s << config.wait_avoiding << ", " << theirs << " has wait_avoiding "
       << o.config.wait_avoiding;
+  } else if (members != o.members) {
+    head("process set");
+    std::vector<int64_t> a(members.begin(), members.end()), b(o.members.begin(), o.members.end());
+    s << ShapeString(a) << ", " << theirs << " has process set " << ShapeString(b);
   }
   return s.str();
 }
@@ -93,6 +97,8 @@ std::string StreamSpec::Serialize() const {
   Put<int32_t>(out, config.sync_period);
   Put<int32_t>(out, static_cast<int32_t>(config.averaging));
   Put<int32_t>(out, config.wait_avoiding ? 1 : 0);
+  Put<uint32_t>(out, static_cast<uint32_t>(members.size()));
+  for (int m : members) Put<int32_t>(out, m);
   return out;
 }
 
@@ -110,6 +116,8 @@ StreamSpec StreamSpec::Parse(const std::string& in) {
   s.config.sync_period = Get<int32_t>(in, pos);
   s.config.averaging = static_cast<Averaging>(Get<int32_t>(in, pos));
   s.config.wait_avoiding = Get<int32_t>(in, pos) != 0;
+  const uint32_t num_members = Get<uint32_t>(in, pos);
+  for (uint32_t i = 0; i < num_members; ++i) s.members.push_back(Get<int32_t>(in, pos));
   return s;
 }
 

@@ -23,6 +23,9 @@ struct StreamSpec {
   DataType dtype = DataType::kFloat32;
   std::vector<int64_t> shape;
   StreamConfig config;
+  // World ranks that run this stream (a Horovod process set), sorted; all ranks when
+  // resolved by the engine from an empty list.
+  std::vector<int> members;
 
   bool operator==(const StreamSpec& other) const;
   size_t num_elements() const;

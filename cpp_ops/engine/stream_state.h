@@ -58,7 +58,8 @@ struct RoundState {
 
 struct Stream {
   StreamSpec spec;
-  int id = -1;  // assigned by the root at round 0
+  int id = -1;  // assigned by the registrar at round 0
+  int my_index = 0;  // this rank's position in spec.members
   const GroupSchedule* schedule = nullptr;
   int64_t next_app_round = 0;
   const void* published = nullptr;  // published_copy, or an app input in flight

@@ -1,6 +1,7 @@
 // PyTorch binding of the WAGMA engine: tensor in, handle out. Deliberately thin: the
 // Python frontend stages non-contiguous and CUDA tensors through contiguous host
 // tensors, so this file only maps dtypes and hands raw pointers to the engine.
+#include <pybind11/stl.h>
 #include <torch/extension.h>
 
 #include <stdexcept>
@@ -32,7 +33,8 @@ void CheckHostContiguous(const torch::Tensor& t, const char* what) {
 }
 
 int64_t Enqueue(const torch::Tensor& input, torch::Tensor output, const std::string& name,
-                int group_size, int sync_period, int averaging, bool wait_avoiding) {
+                int group_size, int sync_period, int averaging, bool wait_avoiding,
+                const std::vector<int>& members) {
   CheckHostContiguous(input, "input");
   CheckHostContiguous(output, "output");
   const int dtype = DtypeCode(input.scalar_type());
@@ -43,7 +45,8 @@ int64_t Enqueue(const torch::Tensor& input, torch::Tensor output, const std::str
   const int64_t h = wagma_enqueue(name.c_str(), dtype, static_cast<int>(shape.size()),
                                   shape.data(), input.data_ptr(), output.data_ptr(),
                                   group_size, sync_period, averaging, wait_avoiding ? 1 : 0,
-                                  err, kErrLen);
+                                  static_cast<int>(members.size()), members.data(), err,
+                                  kErrLen);
   if (h == 0) throw std::runtime_error(err);
   return h;
 }

@@ -139,11 +139,28 @@ class WagmaBasics:
         self._size = hvd.size()
 
     def stream_config(self, group_size=None, sync_period=None, averaging=None,
-                      wait_avoiding=None):
-        """Validated per-call configuration; starts the engine if needed."""
+                      wait_avoiding=None, process_set=None):
+        """Validated per-call configuration; starts the engine if needed.
+
+        Returns (config, S, members): S resolved for the process set's size, members
+        its sorted world ranks ([] for the global set)."""
         config = self.config.override(group_size, sync_period, averaging, wait_avoiding)
         self.ensure_started()
-        return config, config.resolved_group_size(self._size)
+        members = self.process_set_members(process_set)
+        return config, config.resolved_group_size(len(members) or self._size), members
+
+    def process_set_members(self, process_set):
+        """Sorted world ranks of a Horovod ProcessSet; [] for None or the global set."""
+        if process_set is None or process_set.process_set_id == 0:
+            return []
+        ranks = process_set.ranks
+        if ranks is None or process_set.process_set_id is None:
+            raise ValueError("process_set is not registered with Horovod: pass it to "
+                             "hvd.init(process_sets=...) or hvd.add_process_set() first")
+        ranks = sorted(ranks)
+        if self._hvd.rank() not in ranks:
+            raise ValueError(f"rank {self._hvd.rank()} is not in process_set {ranks}")
+        return ranks
 
     def shutdown(self):
         engine_lib.shutdown()

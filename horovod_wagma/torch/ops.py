@@ -58,10 +58,12 @@ class GroupAllreduceHandle:
         return self._result
 
 
-def _enqueue(tensor, output, name, group_size, sync_period, averaging, wait_avoiding):
+def _enqueue(tensor, output, name, group_size, sync_period, averaging, wait_avoiding,
+             process_set):
     if not isinstance(tensor, torch.Tensor):
         raise TypeError(f"group_allreduce expects a torch.Tensor, got {type(tensor).__name__}")
-    config, size = _basics.stream_config(group_size, sync_period, averaging, wait_avoiding)
+    config, size, members = _basics.stream_config(group_size, sync_period, averaging,
+                                                  wait_avoiding, process_set)
     if name is None:
         name = f"group_allreduce.noname.{next(_noname)}"
     src = tensor.detach()
@@ -70,40 +72,44 @@ def _enqueue(tensor, output, name, group_size, sync_period, averaging, wait_avoi
     staged = output.device.type != "cpu" or not output.is_contiguous()
     host_out = torch.empty(host_in.shape, dtype=host_in.dtype) if staged else output
     handle_id = _torch_ops.enqueue(host_in, host_out, name, size, config.sync_period,
-                                   AVERAGING_RULES[config.averaging], config.wait_avoiding)
+                                   AVERAGING_RULES[config.averaging], config.wait_avoiding,
+                                   members)
     return GroupAllreduceHandle(handle_id, host_in, host_out, output if staged else None)
 
 
 def group_allreduce_async(tensor, name=None, group_size=None, sync_period=None,
-                          averaging=None, wait_avoiding=None):
+                          averaging=None, wait_avoiding=None, process_set=None):
     """Starts round r of stream ``name`` with fresh input ``tensor``; returns a handle.
 
-    The result lands in a new tensor. As with Horovod's async ops, do not modify
+    ``process_set`` (a registered Horovod ProcessSet) restricts the stream to its
+    ranks: groups are formed among them. The result lands in a new tensor. As with Horovod's async ops, do not modify
     ``tensor`` until the handle is synchronized. Per-call knobs override ``init``'s
     defaults and must match across ranks (checked at the stream's round 0).
     """
     output = torch.empty(tensor.shape, dtype=tensor.dtype, device=tensor.device)
-    return _enqueue(tensor, output, name, group_size, sync_period, averaging, wait_avoiding)
+    return _enqueue(tensor, output, name, group_size, sync_period, averaging, wait_avoiding,
+                    process_set)
 
 
 def group_allreduce_async_(tensor, name=None, group_size=None, sync_period=None,
-                           averaging=None, wait_avoiding=None):
+                           averaging=None, wait_avoiding=None, process_set=None):
     """In-place ``group_allreduce_async``: the result is written back into ``tensor``."""
-    return _enqueue(tensor, tensor, name, group_size, sync_period, averaging, wait_avoiding)
+    return _enqueue(tensor, tensor, name, group_size, sync_period, averaging, wait_avoiding,
+                    process_set)
 
 
 def group_allreduce(tensor, name=None, group_size=None, sync_period=None, averaging=None,
-                    wait_avoiding=None):
+                    wait_avoiding=None, process_set=None):
     """Blocking ``group_allreduce_async``: returns the result tensor."""
     return synchronize(group_allreduce_async(tensor, name, group_size, sync_period,
-                                             averaging, wait_avoiding))
+                                             averaging, wait_avoiding, process_set))
 
 
 def group_allreduce_(tensor, name=None, group_size=None, sync_period=None, averaging=None,
-                     wait_avoiding=None):
+                     wait_avoiding=None, process_set=None):
     """Blocking in-place group allreduce; returns ``tensor``."""
     return synchronize(group_allreduce_async_(tensor, name, group_size, sync_period,
-                                              averaging, wait_avoiding))
+                                              averaging, wait_avoiding, process_set))
 
 
 def _check_handle(handle):

@@ -1,0 +1,32 @@
+"""The op on Horovod process sets: two disjoint sets run a stream of the same name,
+each averaging only among its own ranks."""
+import numpy as np
+import torch
+from mpi4py import MPI
+
+from common import emit, initial_value
+from reference import gossip_trajectory
+
+import horovod_wagma.torch as hvd
+
+evens, odds = hvd.ProcessSet([0, 2, 4]), hvd.ProcessSet([1, 3, 5])
+hvd.init(process_sets=[evens, odds])
+rank = hvd.rank()
+mine = evens if rank % 2 == 0 else odds
+members = mine.ranks
+phases = hvd.groups(len(members), 2)
+x0 = np.stack([initial_value(r, 7, 6) for r in members])
+expected = gossip_trajectory(x0, phases, 4, 9)
+x = torch.from_numpy(x0[members.index(rank)].copy())
+err = 0.0
+for r in range(9):
+    x = hvd.group_allreduce(x, name="w", group_size=2, sync_period=4, process_set=mine)
+    err = max(err, float(np.abs(x.numpy() - expected[r][members.index(rank)]).max()))
+    MPI.COMM_WORLD.Barrier()
+out = {"max_err": err}
+try:
+    hvd.group_allreduce(torch.ones(2), name="outsider", process_set=evens)
+    out["outsider"] = None
+except ValueError as e:
+    out["outsider"] = str(e)
+emit(rank, **out)
