@@ -85,13 +85,14 @@ int wagma_wait(int64_t handle, char* err, int errlen) {
   return SetError(err, errlen, Engine::Get().Wait(handle));
 }
 
-void wagma_stats(int64_t* out5) {
+void wagma_stats(int64_t* out6) {
   const wagma::EngineStats s = Engine::Get().stats();
-  out5[0] = s.rounds_completed;
-  out5[1] = s.passive_joins;
-  out5[2] = s.activations_sent;
-  out5[3] = s.loop_iterations;
-  out5[4] = s.sleeps;
+  out6[0] = s.rounds_completed;
+  out6[1] = s.passive_joins;
+  out6[2] = s.activations_sent;
+  out6[3] = s.loop_iterations;
+  out6[4] = s.sleeps;
+  out6[5] = s.bytes_sent;
 }
 
 }  // extern "C"

@@ -26,8 +26,8 @@ int64_t wagma_enqueue(const char* name, int dtype, int ndim, const int64_t* shap
                       const int* members, char* err, int errlen);
 int wagma_poll(int64_t handle);                      // -1 unknown, 0 pending, 1 done
 int wagma_wait(int64_t handle, char* err, int errlen);  // 0 on success
-// rounds_completed, passive_joins, activations_sent, loop_iterations, sleeps
-void wagma_stats(int64_t* out5);
+// rounds_completed, passive_joins, activations_sent, loop_iterations, sleeps, bytes_sent
+void wagma_stats(int64_t* out6);
 
 #ifdef __cplusplus
 }

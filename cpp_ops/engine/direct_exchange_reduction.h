@@ -15,6 +15,9 @@ class DirectExchangeReduction : public GroupReduction {
   using GroupReduction::GroupReduction;
   void Start() override;
   bool Progress() override;
+  size_t BytesSent() const override {
+    return (group_size() - 1) * args_.count * elem_size();
+  }
 
  private:
   std::vector<Buffer> received_;  // by member index; own slot empty

@@ -500,6 +500,10 @@ void Engine::Join(Stream& s, RoundState& rs, const void* contribution, bool acti
   args.pool = &pool_;
   rs.reduction = MakeGroupReduction(std::move(args), small_bytes_);
   rs.reduction->Start();
+  {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    stats_.bytes_sent += static_cast<int64_t>(rs.reduction->BytesSent());
+  }
   ++in_flight_;
 }
 

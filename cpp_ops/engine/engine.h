@@ -33,6 +33,7 @@ struct EngineStats {
   int64_t activations_sent = 0;
   int64_t loop_iterations = 0;
   int64_t sleeps = 0;
+  int64_t bytes_sent = 0;  // reduction payload
 };
 
 class Engine {

@@ -42,6 +42,8 @@ class GroupReduction {
   virtual void Start() = 0;
   // Tests outstanding requests and advances; true once the result is final.
   virtual bool Progress() = 0;
+  // Payload bytes this member sends over the whole reduction.
+  virtual size_t BytesSent() const = 0;
 
  protected:
   int group_size() const { return static_cast<int>(args_.members.size()); }

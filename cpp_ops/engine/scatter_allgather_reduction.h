@@ -19,6 +19,10 @@ class ScatterAllgatherReduction : public GroupReduction {
   using GroupReduction::GroupReduction;
   void Start() override;
   bool Progress() override;
+  size_t BytesSent() const override {
+    const size_t mine = ChunkCount(args_.my_index) * elem_size();
+    return (args_.count * elem_size() - mine) + (group_size() - 1) * mine;
+  }
 
  private:
   size_t ChunkBegin(int j) const;

@@ -68,3 +68,17 @@ class WagmaConfig:
             return self.group_size
         from horovod_wagma.common.schedule import default_group_size
         return default_group_size(num_ranks)
+
+
+# average_optimizer_state= choices of the optimizers (see DistributedWagmaOptimizer):
+#   "never"   - the paper: optimizer state (momentum, Adam moments) stays local;
+#   "on_sync" - state is averaged at every global round;
+#   "always"  - state is averaged with the parameters in every round, in the same buffers.
+STATE_AVERAGING = ("never", "on_sync", "always")
+
+
+def validate_state_averaging(value):
+    if value not in STATE_AVERAGING:
+        raise ValueError(f"average_optimizer_state must be one of {STATE_AVERAGING}, "
+                         f"got {value!r}")
+    return value

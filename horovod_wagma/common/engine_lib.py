@@ -61,8 +61,8 @@ def default_group_size(num_ranks):
 
 def stats():
     """Engine counters of this process (for tests and benchmarks)."""
-    out = (ctypes.c_int64 * 5)()
+    out = (ctypes.c_int64 * 6)()
     lib().wagma_stats(out)
     keys = ("rounds_completed", "passive_joins", "activations_sent", "loop_iterations",
-            "sleeps")
+            "sleeps", "bytes_sent")
     return dict(zip(keys, list(out)))

@@ -13,6 +13,7 @@ from horovod_wagma.common.errors import WagmaError
 from horovod_wagma.common.schedule import default_group_size
 from horovod_wagma.common.schedule import groups as _groups
 from horovod_wagma.torch import ops as _ops
+from horovod_wagma.torch.optimizer import DistributedWagmaOptimizer
 from horovod_wagma.torch.ops import (GroupAllreduceHandle, group_allreduce,
                                      group_allreduce_, group_allreduce_async,
                                      group_allreduce_async_, group_process_set, init)

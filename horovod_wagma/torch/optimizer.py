@@ -1,0 +1,248 @@
+"""DistributedWagmaOptimizer: a drop-in for ``hvd.DistributedOptimizer`` that replaces
+the per-step gradient allreduce with WAGMA model averaging.
+
+Each ``step()``:
+  1. runs the wrapped optimizer's step on the local gradients (no gradient allreduce);
+  2. averages the parameters, fused into one buffer per dtype, with the wait-avoiding
+     group allreduce: w_i <- mean of w_j over this step's group G (DESIGN.md §3; a
+     member whose engine contributed a stale value gets its fresh one back in);
+  3. every ``sync_period`` steps that round is global instead: w_i <- mean over all
+     ranks, bit-identical everywhere. Floating-point ``named_buffers`` (BatchNorm
+     statistics) and, with ``average_optimizer_state="on_sync"``, optimizer state are
+     averaged then too.
+"""
+import itertools
+import warnings
+
+import horovod.torch as _hvd
+import torch
+
+from horovod_wagma.common.config import validate_state_averaging
+from horovod_wagma.common.rounds import is_global_round
+from horovod_wagma.torch import ops
+from horovod_wagma.torch.fusion import fuse_by_dtype
+
+_instances = itertools.count()
+
+
+class _DistributedWagmaOptimizer(torch.optim.Optimizer):
+    def __init__(self, params, named_parameters, compression, backward_passes_per_step,
+                 process_set, group_size, sync_period, averaging, wait_avoiding,
+                 named_buffers, average_optimizer_state, buckets):
+        super(self.__class__, self).__init__(params)
+        self._check_named_parameters(named_parameters)
+        self.backward_passes_per_step = backward_passes_per_step
+        self._fp16_wire = compression is _hvd.Compression.fp16
+        self._process_set = process_set
+        self._knobs = dict(group_size=group_size, sync_period=sync_period,
+                           averaging=averaging, wait_avoiding=wait_avoiding,
+                           process_set=process_set)
+        self._config, _, _ = ops._basics.stream_config(group_size, sync_period, averaging,
+                                                      wait_avoiding, process_set)
+        self._named_buffers = [b for _, b in named_buffers or []
+                               if torch.is_floating_point(b)]
+        self._state_averaging = average_optimizer_state
+        self._buckets = buckets
+        # Streams are named by creation order, which every rank shares.
+        self._name = f"wagma.optimizer{next(_instances)}"
+        self._round = 0
+        self._model_buffers = None  # built at the first step, once state exists
+        self._sync_buffers = None
+        self._forced_buffers = None
+
+    # -- what gets averaged -----------------------------------------------------------
+    def _check_named_parameters(self, named_parameters):
+        if named_parameters is None:
+            return
+        named = list(named_parameters)
+        if any(not isinstance(p, tuple) or len(p) != 2 for p in named):
+            raise ValueError("named_parameters should be a sequence of (name, parameter) "
+                             "tuples, usually model.named_parameters()")
+        names = [k for k, _ in named]
+        dups = sorted({k for k in names if names.count(k) > 1})
+        if dups:
+            raise ValueError(f"parameter names in named_parameters must be unique; "
+                             f"duplicates: {', '.join(dups)}")
+        named_ids = {id(v) for _, v in named}
+        if any(id(p) not in named_ids for g in self.param_groups for p in g["params"]):
+            raise ValueError("named_parameters was given, but some optimizer parameters "
+                             "are not in it")
+
+    def _params(self):
+        return [p for g in self.param_groups for p in g["params"]]
+
+    def _state_tensors(self, param):
+        state = self.state.get(param, {})
+        # The step counter is equal on every rank and not a model quantity.
+        return [state[k] for k in sorted(state) if k != "step"
+                and torch.is_tensor(state[k]) and torch.is_floating_point(state[k])]
+
+    def _bucketed(self, with_state):
+        buckets = self._buckets(self._params()) if self._buckets else [self._params()]
+        out = []
+        for bucket in buckets:
+            tensors = [p.data for p in bucket]
+            if with_state:
+                tensors += [s for p in bucket for s in self._state_tensors(p)]
+            out.append(tensors)
+        return out
+
+    def _build(self):
+        always = self._state_averaging == "always"
+        self._model_buffers = fuse_by_dtype(None, self._bucketed(with_state=always))
+        on_sync = list(self._named_buffers)
+        if self._state_averaging == "on_sync":
+            on_sync += [s for p in self._params() for s in self._state_tensors(p)]
+        self._sync_buffers = fuse_by_dtype(on_sync) if on_sync else []
+
+    # -- the step ---------------------------------------------------------------------
+    def step(self, closure=None):
+        loss = super(self.__class__, self).step(closure)
+        self._average()
+        return loss
+
+    def _average(self):
+        if self._model_buffers is None:
+            self._build()
+        global_round = is_global_round(self._round, self._config.sync_period)
+        self._round += 1
+        pending = []
+        for i, fb in enumerate(self._model_buffers):
+            flat = fb.pack()
+            wire = flat.half() if self._fp16_wire and flat.dtype == torch.float32 else flat
+            sent = wire.clone() if wire is not flat else None
+            pending.append((fb, flat, wire, sent, ops.group_allreduce_async_(
+                wire, name=f"{self._name}.model{i}", **self._knobs)))
+        for fb, flat, wire, sent, handle in pending:
+            ops.synchronize(handle)
+            if sent is not None:
+                if global_round:
+                    flat.copy_(wire)  # the same bytes on every rank
+                else:
+                    # Apply the fp16 average as a correction, keeping this rank's own
+                    # full-precision residual: w + (avg16 - w16).
+                    flat.add_(wire.float() - sent.float())
+            fb.unpack()
+        if global_round:
+            self._average_globally(self._sync_buffers, "sync")
+
+    def _average_globally(self, buffers, tag):
+        """Exact global average through the engine (every round of these streams is
+        global: sync_period=1), bit-identical on every rank."""
+        knobs = dict(self._knobs, sync_period=1)
+        handles = [(fb, ops.group_allreduce_async_(fb.pack(), name=f"{self._name}.{tag}{i}",
+                                                   **knobs))
+                   for i, fb in enumerate(buffers)]
+        for fb, handle in handles:
+            ops.synchronize(handle)
+            fb.unpack()
+
+    def sync(self):
+        """Averages the model (and buffers, and state unless "never") over all ranks
+        now, e.g. before evaluation or a checkpoint. Every rank must call it."""
+        if self._model_buffers is None:
+            self._build()
+        if self._forced_buffers is None:
+            tensors = [t for bucket in self._bucketed(self._state_averaging != "never")
+                       for t in bucket] + list(self._named_buffers)
+            self._forced_buffers = fuse_by_dtype(tensors)
+        self._average_globally(self._forced_buffers, "forced")
+
+    # -- Horovod compatibility --------------------------------------------------------
+    def synchronize(self):
+        """No-op: gradients stay local (Horovod's gradient-clipping recipe still runs)."""
+
+    def skip_synchronize(self):
+        """Context manager kept for Horovod scripts; a no-op here."""
+        return _NullContext()
+
+    def set_backward_passes_per_step(self, passes):
+        if passes <= 0:
+            raise ValueError("backward_passes_per_step must be > 0")
+        self.backward_passes_per_step = passes
+
+
+class _NullContext:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _buckets_from_groups(groups):
+    """Horovod's ``groups=`` controls fusion only: an int K splits the parameters into K
+    buckets, a list of lists makes each list a bucket (others alone)."""
+    if groups is None or groups == 0:
+        return None
+    if isinstance(groups, int):
+        if groups < 0:
+            raise ValueError("groups must be a non-negative integer or a list of lists")
+
+        def split(params):
+            k = min(groups, len(params))
+            size = -(-len(params) // k)
+            return [params[i:i + size] for i in range(0, len(params), size)]
+        return split
+    lists = [list(g) for g in groups]
+
+    def explicit(params):
+        ids = {id(t) for g in lists for t in g}
+        return [g for g in lists if g] + [[p] for p in params if id(p) not in ids]
+    return explicit
+
+
+def DistributedWagmaOptimizer(optimizer, named_parameters=None,
+                              compression=_hvd.Compression.none,
+                              backward_passes_per_step=1,
+                              op=_hvd.Average,
+                              gradient_predivide_factor=1.0,
+                              num_groups=0, groups=None,
+                              sparse_as_dense=False,
+                              process_set=_hvd.global_process_set, *,
+                              group_size=None, sync_period=10, averaging=None,
+                              wait_avoiding=True, named_buffers=None,
+                              average_optimizer_state="on_sync"):
+    """Wraps ``optimizer`` like ``hvd.DistributedOptimizer`` (same arguments, same
+    order), but averages models with WAGMA instead of allreducing gradients.
+
+    WAGMA arguments (keyword-only):
+      group_size: ranks per averaging group S (default: smallest power of 2 >= sqrt P).
+      sync_period: every this many steps the average is global (tau).
+      averaging: "fresh" or "paper" rule for stale contributions (default: init's).
+      wait_avoiding: False makes group rounds wait for every member (ablation).
+      named_buffers: e.g. ``model.named_buffers()``; floating ones are averaged at
+        every global round.
+      average_optimizer_state: "never" (the paper), "on_sync" (momentum etc. averaged
+        at global rounds) or "always" (averaged with the parameters every step).
+
+    Horovod arguments: ``process_set`` restricts WAGMA to that set's ranks;
+    ``compression=Compression.fp16`` sends fp16 (accumulated in fp32);
+    ``num_groups``/``groups`` only split the fusion buffers; ``op`` must be Average;
+    ``gradient_predivide_factor`` and ``sparse_as_dense`` concern gradient allreduce,
+    which WAGMA does not do, and are ignored; ``backward_passes_per_step`` is kept for
+    compatibility: gradients accumulate locally and every ``step()`` averages.
+    """
+    if op is _hvd.Adasum:
+        raise ValueError("op=Adasum is not supported by DistributedWagmaOptimizer: WAGMA "
+                         "averages models (op=Average)")
+    if op is not _hvd.Average:
+        raise ValueError(f"DistributedWagmaOptimizer averages models; op must be "
+                         f"hvd.Average, got {op!r}")
+    if backward_passes_per_step <= 0:
+        raise ValueError("backward_passes_per_step must be > 0")
+    if compression not in (_hvd.Compression.none, _hvd.Compression.fp16):
+        raise ValueError("compression must be hvd.Compression.none or "
+                         "hvd.Compression.fp16")
+    if gradient_predivide_factor != 1.0:
+        warnings.warn("gradient_predivide_factor has no effect: DistributedWagmaOptimizer "
+                      "does not allreduce gradients")
+    validate_state_averaging(average_optimizer_state)
+    if num_groups and groups is None:
+        groups = num_groups
+    cls = type(optimizer.__class__.__name__, (optimizer.__class__,),
+               dict(_DistributedWagmaOptimizer.__dict__))
+    return cls(optimizer.param_groups, named_parameters, compression,
+               backward_passes_per_step, process_set, group_size, sync_period, averaging,
+               wait_avoiding, named_buffers, average_optimizer_state,
+               _buckets_from_groups(groups))

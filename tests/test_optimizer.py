@@ -1,0 +1,79 @@
+"""DistributedWagmaOptimizer (multi-rank, through mpirun)."""
+import json
+import os
+import subprocess
+import sys
+
+from conftest import MPI_ENV
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_one_line_swap_runs_and_learns(tmp_path):
+    """The Horovod-style example with only the optimizer line swapped."""
+    out = tmp_path / "summary.json"
+    cmd = ["mpirun", "-np", "4", "--oversubscribe", sys.executable,
+           os.path.join(ROOT, "examples", "pytorch_mnist_style.py"), "--optimizer", "wagma",
+           "--epochs", "2", "--no-progress", "--json", str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, **MPI_ENV))
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    summary = json.loads(out.read_text())
+    assert summary["optimizer"] == "wagma" and summary["steps"] > 100
+    assert summary["accuracy"] > 0.8, summary  # chance is 0.1
+
+
+def test_models_identical_after_every_global_round(mpi):
+    run = mpi("optimizer_checks.py", 4, "identical_after_global", timeout=180)
+    for res in run.results.values():
+        assert res["identical"] == [True] * 5  # global rounds 0, 2, 5, 8, 11 of 12 steps
+        assert res["bn_identical"]  # named_buffers averaged at global rounds
+        assert res["differ_after_group_round"]
+        assert res["identical_after_sync"]
+
+
+def test_lr0_converges_to_average_of_initial_models(mpi):
+    run = mpi("optimizer_checks.py", 4, "lr0", timeout=180)
+    for res in run.results.values():
+        assert max(res["errors"]) < 1e-6, res["errors"]
+
+
+def test_backward_passes_per_step(mpi):
+    run = mpi("optimizer_checks.py", 4, "passes", timeout=180)
+    for res in run.results.values():
+        assert res["rounds"] == 8  # one averaging round per real step, not per pass
+        assert res["identical"] == [True, True, True]  # steps 0, 3, 7
+
+
+def test_fp16_compression_halves_traffic(mpi):
+    run = mpi("optimizer_checks.py", 4, "fp16", timeout=180)
+    for res in run.results.values():
+        assert res["fp16"]["identical"] == res["none"]["identical"] == [True, True, True]
+        assert res["fp16"]["bytes"] * 2 == res["none"]["bytes"], res
+
+
+def test_process_set_subset(mpi):
+    run = mpi("optimizer_checks.py", 4, "process_set", timeout=180)
+    assert run.results[0]["subset_identical"]
+    assert run.results[3]["outsider_untouched"] is True
+
+
+def test_horovod_hooks_and_state(mpi):
+    run = mpi("optimizer_checks.py", 2, "hooks", timeout=180)
+    for res in run.results.values():
+        assert res["broadcast_identical"] and res["has_momentum"]
+        assert res["param_groups"] == 1 and res["class_name"] == "SGD"
+
+
+def test_bad_arguments(mpi):
+    run = mpi("optimizer_checks.py", 2, "bad_args", timeout=180)
+    for res in run.results.values():
+        assert res["adasum"].startswith("ValueError") and "Adasum" in res["adasum"]
+        assert res["sum"].startswith("ValueError") and "Average" in res["sum"]
+        assert res["passes"].startswith("ValueError")
+        assert res["state"].startswith("ValueError") and "average_optimizer_state" in res["state"]
+        for key in ("group_size", "sync_period", "averaging"):
+            assert res[key].startswith("ValueError") and key in res[key], res[key]
+        assert res["dup_names"].startswith("ValueError") and "unique" in res["dup_names"]
+        assert res["predivide"].startswith("warning") and "no effect" in res["predivide"]
+        assert res["positional"] is None

@@ -1,0 +1,175 @@
+"""DistributedWagmaOptimizer scenarios, one per argv[1]; each emits what the test
+asserts on."""
+import sys
+import warnings
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from mpi4py import MPI
+
+from common import emit
+
+import horovod.torch as hvd
+from horovod_wagma.common import engine_lib
+from horovod_wagma.common.rounds import is_global_round
+from horovod_wagma.torch import DistributedWagmaOptimizer
+
+scenario = sys.argv[1]
+if scenario == "process_set":
+    import horovod_wagma.torch as wagma
+    subset = hvd.ProcessSet([0, 1, 2])
+    # Every rank starts the engine (its start is collective), members or not.
+    wagma.init(process_sets=[subset])
+else:
+    hvd.init()
+rank, size = hvd.rank(), hvd.size()
+comm = MPI.COMM_WORLD
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(8, 16)
+        self.bn = nn.BatchNorm1d(16)
+        self.fc2 = nn.Linear(16, 3)
+
+    def forward(self, x):
+        return self.fc2(F.relu(self.bn(self.fc1(x))))
+
+
+def flat(model):
+    return torch.cat([p.detach().reshape(-1) for p in model.parameters()])
+
+
+def all_equal(t):
+    """True when tensor t is bit-identical on every rank."""
+    ts = comm.allgather(t.numpy().tobytes())
+    return all(x == ts[0] for x in ts)
+
+
+def batch(step):
+    g = torch.Generator().manual_seed(1000 * rank + step)  # different data per rank
+    x = torch.randn(16, 8, generator=g)
+    return x, (x[:, 0] > 0).long() + (x[:, 1] > 0).long()
+
+
+def train(opt, model, steps, tau, passes=1, check_every_global=True):
+    identical = []
+    for step in range(steps):
+        opt.zero_grad()
+        for k in range(passes):
+            x, y = batch(step * passes + k)
+            F.cross_entropy(model(x), y).backward()
+        opt.step()
+        if check_every_global and is_global_round(step, tau):
+            identical.append(all_equal(flat(model)))
+    return identical
+
+
+out = {}
+torch.manual_seed(rank)  # deliberately different initial models
+model = Net()
+if scenario == "identical_after_global":
+    tau = 3
+    opt = DistributedWagmaOptimizer(torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9),
+                                    named_parameters=model.named_parameters(),
+                                    group_size=2, sync_period=tau,
+                                    named_buffers=model.named_buffers())
+    out["identical"] = train(opt, model, 12, tau)
+    out["bn_identical"] = all_equal(model.bn.running_mean.detach())
+    # Between global rounds the models differ (they are averaged in groups only).
+    opt.zero_grad()
+    x, y = batch(99)
+    F.cross_entropy(model(x), y).backward()
+    opt.step()  # round 12: a group round
+    out["differ_after_group_round"] = not all_equal(flat(model))
+    opt.sync()
+    out["identical_after_sync"] = all_equal(flat(model))
+elif scenario == "lr0":
+    initial = flat(model).double()
+    average = torch.tensor(comm.allreduce(initial.numpy())) / size
+    opt = DistributedWagmaOptimizer(torch.optim.SGD(model.parameters(), lr=0.0),
+                                    group_size=2, sync_period=4)
+    errs = []
+    for step in range(9):
+        opt.zero_grad()
+        x, y = batch(step)
+        F.cross_entropy(model(x), y).backward()
+        opt.step()
+        errs.append(float((flat(model).double() - average).abs().max()))
+    out["errors"] = errs
+elif scenario == "passes":
+    tau = 4
+    opt = DistributedWagmaOptimizer(torch.optim.SGD(model.parameters(), lr=0.05),
+                                    named_parameters=model.named_parameters(),
+                                    backward_passes_per_step=2, group_size=2, sync_period=tau)
+    before = engine_lib.stats()["rounds_completed"]
+    out["identical"] = train(opt, model, 8, tau, passes=2)
+    out["rounds"] = opt._round
+elif scenario == "fp16":
+    tau = 4
+    results = {}
+    for name, compression in (("none", hvd.Compression.none), ("fp16", hvd.Compression.fp16)):
+        torch.manual_seed(rank)
+        m = Net()
+        opt = DistributedWagmaOptimizer(torch.optim.SGD(m.parameters(), lr=0.05),
+                                        compression=compression, group_size=2, sync_period=tau)
+        b0 = engine_lib.stats()["bytes_sent"]
+        ident = train(opt, m, 8, tau)
+        results[name] = dict(bytes=engine_lib.stats()["bytes_sent"] - b0, identical=ident,
+                             dtype=str(opt._model_buffers[0].flat.dtype))
+    out.update(results)
+elif scenario == "process_set":
+    before = flat(model).clone()
+    if rank in (0, 1, 2):
+        opt = DistributedWagmaOptimizer(torch.optim.SGD(model.parameters(), lr=0.05),
+                                        group_size=2, sync_period=3, process_set=subset)
+        train(opt, model, 6, 3, check_every_global=False)
+    vals = comm.allgather(flat(model).numpy().tobytes())
+    out["subset_identical"] = vals[0] == vals[1] == vals[2]
+    out["outsider_untouched"] = bool(torch.equal(flat(model), before)) if rank == 3 else None
+elif scenario == "hooks":
+    opt = DistributedWagmaOptimizer(torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9),
+                                    named_parameters=model.named_parameters(), sync_period=3)
+    hvd.broadcast_parameters(model.state_dict(), root_rank=0)
+    out["broadcast_identical"] = all_equal(flat(model))
+    for step in range(4):  # Horovod's gradient clipping recipe
+        opt.zero_grad()
+        x, y = batch(step)
+        F.cross_entropy(model(x), y).backward()
+        opt.synchronize()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        with opt.skip_synchronize():
+            opt.step()
+    hvd.broadcast_optimizer_state(opt, root_rank=0)
+    sd = opt.state_dict()
+    opt.load_state_dict(sd)
+    out["has_momentum"] = all("momentum_buffer" in s for s in opt.state_dict()["state"].values())
+    out["param_groups"] = len(opt.param_groups)
+    out["class_name"] = type(opt).__name__
+elif scenario == "bad_args":
+    def err(fn):
+        try:
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                fn()
+            return "warning: " + str(w[0].message) if w else None
+        except Exception as e:  # noqa: BLE001
+            return f"{type(e).__name__}: {e}"
+    sgd = lambda: torch.optim.SGD(model.parameters(), lr=0.1)  # noqa: E731
+    out["adasum"] = err(lambda: DistributedWagmaOptimizer(sgd(), op=hvd.Adasum))
+    out["sum"] = err(lambda: DistributedWagmaOptimizer(sgd(), op=hvd.Sum))
+    out["passes"] = err(lambda: DistributedWagmaOptimizer(sgd(), backward_passes_per_step=0))
+    out["state"] = err(lambda: DistributedWagmaOptimizer(sgd(), average_optimizer_state="x"))
+    out["group_size"] = err(lambda: DistributedWagmaOptimizer(sgd(), group_size=1))
+    out["sync_period"] = err(lambda: DistributedWagmaOptimizer(sgd(), sync_period=0))
+    out["averaging"] = err(lambda: DistributedWagmaOptimizer(sgd(), averaging="mean"))
+    out["dup_names"] = err(lambda: DistributedWagmaOptimizer(
+        sgd(), named_parameters=[("a", p) for p in model.parameters()]))
+    out["predivide"] = err(lambda: DistributedWagmaOptimizer(sgd(), gradient_predivide_factor=2.0))
+    # Every positional argument of hvd.DistributedOptimizer is accepted in order.
+    out["positional"] = err(lambda: DistributedWagmaOptimizer(
+        sgd(), list(model.named_parameters()), hvd.Compression.none, 1, hvd.Average, 1.0,
+        0, None, False, hvd.global_process_set))
+emit(rank, **out)
