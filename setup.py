@@ -1,12 +1,12 @@
 """Build horovod-wagma: the framework-agnostic engine library (cpp_ops/engine) and
-the per-framework bindings that link it (cpp_ops/torch)."""
+the per-framework bindings that link it (cpp_ops/torch, cpp_ops/tensorflow)."""
 import glob
 import os
 import shlex
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
-from setuptools import find_packages, setup
+from setuptools import Extension, find_packages, setup
 from torch.utils.cpp_extension import BuildExtension, CppExtension
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -61,13 +61,33 @@ torch_ext = CppExtension(
     extra_link_args=["-Wl,-rpath,$ORIGIN/../lib"],
 )
 
+
+
+def tensorflow_extension():
+    """The TensorFlow op library, built against the installed TensorFlow (skipped when
+    TensorFlow is not installed)."""
+    try:
+        import tensorflow as tf
+    except ImportError:
+        return []
+    return [Extension(
+        name="horovod_wagma.tensorflow._tf_ops",
+        sources=["cpp_ops/tensorflow/tf_ops.cc"],
+        include_dirs=[os.path.join(HERE, ENGINE_DIR)],
+        libraries=["wagma"],
+        extra_compile_args=tf.sysconfig.get_compile_flags() + ["-O2"],
+        extra_link_args=tf.sysconfig.get_link_flags() + ["-Wl,-rpath,$ORIGIN/../lib"],
+        language="c++",
+    )]
+
+
 setup(
     name="horovod-wagma",
     version="0.1.0",
     description="WAGMA-SGD (wait-avoiding group model averaging) as a Horovod plugin",
     packages=find_packages(include=["horovod_wagma", "horovod_wagma.*"]),
     package_data={"horovod_wagma": ["lib/libwagma.so"]},
-    ext_modules=[torch_ext],
+    ext_modules=[torch_ext] + tensorflow_extension(),
     cmdclass={"build_ext": BuildWithEngine},
     python_requires=">=3.9",
 )

@@ -51,10 +51,12 @@ int wagma_schedule(int num_ranks, int group_size, int* out, int cap, char* err, 
   }
 }
 
-int64_t wagma_enqueue(const char* name, int dtype, int ndim, const int64_t* shape,
-                      const void* input, void* output, int group_size, int sync_period,
-                      int averaging, int wait_avoiding, int num_members,
-                      const int* members, char* err, int errlen) {
+namespace {
+
+int64_t EnqueueImpl(const char* name, int dtype, int ndim, const int64_t* shape,
+                    const void* input, void* output, int group_size, int sync_period,
+                    int averaging, int wait_avoiding, int num_members, const int* members,
+                    wagma::HandleTable::Callback on_done, char* err, int errlen) {
   if (!wagma::IsValidDataType(dtype)) {
     SetError(err, errlen, "unsupported dtype code " + std::to_string(dtype));
     return 0;
@@ -70,13 +72,36 @@ int64_t wagma_enqueue(const char* name, int dtype, int ndim, const int64_t* shap
   spec.members.assign(members, members + num_members);
   std::string error;
   try {
-    const int64_t h = Engine::Get().Enqueue(spec, input, output, &error);
+    const int64_t h = Engine::Get().Enqueue(spec, input, output, &error, std::move(on_done));
     if (h == 0) SetError(err, errlen, error);
     return h;
   } catch (const std::exception& e) {
     SetError(err, errlen, e.what());
     return 0;
   }
+}
+
+}  // namespace
+
+int64_t wagma_enqueue(const char* name, int dtype, int ndim, const int64_t* shape,
+                      const void* input, void* output, int group_size, int sync_period,
+                      int averaging, int wait_avoiding, int num_members,
+                      const int* members, char* err, int errlen) {
+  return EnqueueImpl(name, dtype, ndim, shape, input, output, group_size, sync_period,
+                     averaging, wait_avoiding, num_members, members, nullptr, err, errlen);
+}
+
+int64_t wagma_enqueue_with_callback(const char* name, int dtype, int ndim,
+                                    const int64_t* shape, const void* input, void* output,
+                                    int group_size, int sync_period, int averaging,
+                                    int wait_avoiding, int num_members, const int* members,
+                                    wagma_done_fn done, void* done_arg, char* err,
+                                    int errlen) {
+  auto on_done = [done, done_arg](const std::string& error) {
+    done(done_arg, error.empty() ? nullptr : error.c_str());
+  };
+  return EnqueueImpl(name, dtype, ndim, shape, input, output, group_size, sync_period,
+                     averaging, wait_avoiding, num_members, members, on_done, err, errlen);
 }
 
 int wagma_poll(int64_t handle) { return Engine::Get().Poll(handle); }

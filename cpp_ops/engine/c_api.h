@@ -24,6 +24,17 @@ int64_t wagma_enqueue(const char* name, int dtype, int ndim, const int64_t* shap
                       const void* input, void* output, int group_size, int sync_period,
                       int averaging, int wait_avoiding, int num_members,
                       const int* members, char* err, int errlen);
+// As wagma_enqueue, but instead of a handle to poll or wait on, `done(done_arg, error)`
+// runs once when the round completes (error NULL on success), on the engine's thread:
+// it must be quick and must not call wagma_wait. Returns > 0, or 0 with err set (then
+// `done` is never called).
+typedef void (*wagma_done_fn)(void* arg, const char* error);
+int64_t wagma_enqueue_with_callback(const char* name, int dtype, int ndim,
+                                    const int64_t* shape, const void* input, void* output,
+                                    int group_size, int sync_period, int averaging,
+                                    int wait_avoiding, int num_members, const int* members,
+                                    wagma_done_fn done, void* done_arg, char* err,
+                                    int errlen);
 int wagma_poll(int64_t handle);                      // -1 unknown, 0 pending, 1 done
 int wagma_wait(int64_t handle, char* err, int errlen);  // 0 on success
 // rounds_completed, passive_joins, activations_sent, loop_iterations, sleeps, bytes_sent

@@ -109,7 +109,7 @@ EngineStats Engine::stats() {
 }
 
 int64_t Engine::Enqueue(const StreamSpec& spec, const void* input, void* output,
-                        std::string* error) {
+                        std::string* error, HandleTable::Callback on_done) {
   if (!started_) {
     *error = "the WAGMA engine is not running: call init() first";
     return 0;
@@ -120,7 +120,7 @@ int64_t Engine::Enqueue(const StreamSpec& spec, const void* input, void* output,
   }
   *error = ValidateConfig(spec.config);
   if (!error->empty()) return 0;
-  Request req{handles_.Allocate(), spec, input, output};
+  Request req{handles_.Allocate(std::move(on_done)), spec, input, output};
   const int64_t handle = req.handle;
   {
     std::lock_guard<std::mutex> lock(queue_mu_);

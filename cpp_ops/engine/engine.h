@@ -51,7 +51,8 @@ class Engine {
 
   // Returns a handle > 0, or 0 with *error set. `input` and `output` (which may be the
   // same buffer) must stay valid, and the input unchanged, until the handle completes.
-  int64_t Enqueue(const StreamSpec& spec, const void* input, void* output, std::string* error);
+  int64_t Enqueue(const StreamSpec& spec, const void* input, void* output, std::string* error,
+                  HandleTable::Callback on_done = nullptr);
   int Poll(int64_t handle) { return handles_.Poll(handle); }
   std::string Wait(int64_t handle) { return handles_.WaitAndRelease(handle); }
   EngineStats stats();

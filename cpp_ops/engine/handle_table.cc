@@ -2,25 +2,36 @@
 
 #include <chrono>
 #include <thread>
+#include <vector>
 
 namespace wagma {
 
-int64_t HandleTable::Allocate() {
+int64_t HandleTable::Allocate(Callback on_done) {
   std::lock_guard<std::mutex> lock(mu_);
   const int64_t h = next_++;
-  states_[h] = State{};
+  states_[h] = State{false, "", std::move(on_done)};
   return h;
 }
 
 void HandleTable::Complete(int64_t handle, const std::string& error) {
+  Callback on_done;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = states_.find(handle);
-    if (it == states_.end()) return;
-    it->second.done = true;
-    it->second.error = error;
+    if (it == states_.end() || it->second.done) return;
+    if (it->second.on_done) {
+      on_done = std::move(it->second.on_done);
+      states_.erase(it);
+    } else {
+      it->second.done = true;
+      it->second.error = error;
+    }
   }
-  cv_.notify_all();
+  if (on_done) {
+    on_done(error);  // outside the lock: it may enqueue more work
+  } else {
+    cv_.notify_all();
+  }
 }
 
 int HandleTable::Poll(int64_t handle) {
@@ -52,16 +63,13 @@ std::string HandleTable::WaitAndRelease(int64_t handle) {
 }
 
 void HandleTable::FailAll(const std::string& error) {
+  std::vector<int64_t> pending;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (auto& kv : states_) {
-      if (!kv.second.done) {
-        kv.second.done = true;
-        kv.second.error = error;
-      }
-    }
+    for (auto& kv : states_)
+      if (!kv.second.done) pending.push_back(kv.first);
   }
-  cv_.notify_all();
+  for (int64_t h : pending) Complete(h, error);
 }
 
 }  // namespace wagma

@@ -1,9 +1,12 @@
 // HandleTable: the app's view of enqueued requests. The background loop completes a
-// handle (after writing its output); app threads poll or wait on it.
+// handle (after writing its output); app threads poll or wait on it, or, for handles
+// allocated with a callback (TensorFlow's async kernels), the callback runs once on
+// completion, on the engine thread, and the handle is forgotten.
 #pragma once
 
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -12,7 +15,8 @@ namespace wagma {
 
 class HandleTable {
  public:
-  int64_t Allocate();
+  using Callback = std::function<void(const std::string& error)>;
+  int64_t Allocate(Callback on_done = nullptr);
   void Complete(int64_t handle, const std::string& error = "");
   // -1 unknown handle, 0 pending, 1 done.
   int Poll(int64_t handle);
@@ -26,6 +30,7 @@ class HandleTable {
   struct State {
     bool done = false;
     std::string error;
+    Callback on_done;
   };
   std::mutex mu_;
   std::condition_variable cv_;

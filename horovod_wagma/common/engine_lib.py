@@ -24,6 +24,14 @@ def lib():
                                         ctypes.POINTER(ctypes.c_int), ctypes.c_int,
                                         ctypes.c_char_p, ctypes.c_int]
         _lib.wagma_stats.argtypes = [ctypes.POINTER(ctypes.c_int64)]
+        _lib.wagma_enqueue.restype = ctypes.c_int64
+        _lib.wagma_enqueue.argtypes = [
+            ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ctypes.POINTER(ctypes.c_int64),
+            ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+            ctypes.c_int, ctypes.c_int, ctypes.POINTER(ctypes.c_int), ctypes.c_char_p,
+            ctypes.c_int]
+        _lib.wagma_poll.argtypes = [ctypes.c_int64]
+        _lib.wagma_wait.argtypes = [ctypes.c_int64, ctypes.c_char_p, ctypes.c_int]
     return _lib
 
 
@@ -53,6 +61,39 @@ def schedule(num_ranks, group_size):
     if num_phases < 0:
         raise ValueError(err.value.decode())
     return [list(out[p * num_ranks:(p + 1) * num_ranks]) for p in range(num_phases)]
+
+
+DTYPE_CODES = {"float32": 0, "float64": 1, "float16": 2, "bfloat16": 3}
+
+
+def enqueue(name, dtype, shape, input_ptr, output_ptr, group_size, sync_period,
+            averaging_code, wait_avoiding, members):
+    """Enqueues one round on raw host buffers (the framework keeps them alive until
+    the handle completes); returns the handle. For frontends without a compiled
+    binding of their own for the async form (TensorFlow eager)."""
+    from horovod_wagma.common.errors import WagmaError
+    err = ctypes.create_string_buffer(_ERR_LEN)
+    shape_arr = (ctypes.c_int64 * max(1, len(shape)))(*shape)
+    members_arr = (ctypes.c_int * max(1, len(members)))(*members)
+    handle = lib().wagma_enqueue(name.encode(), DTYPE_CODES[dtype], len(shape), shape_arr,
+                                 input_ptr, output_ptr, group_size, sync_period,
+                                 averaging_code, int(wait_avoiding), len(members),
+                                 members_arr, err, _ERR_LEN)
+    if handle == 0:
+        raise WagmaError(err.value.decode())
+    return handle
+
+
+def poll(handle):
+    return lib().wagma_poll(handle) == 1
+
+
+def wait(handle):
+    """Waits (ctypes releases the GIL) and raises WagmaError on failure."""
+    from horovod_wagma.common.errors import WagmaError
+    err = ctypes.create_string_buffer(_ERR_LEN)
+    if lib().wagma_wait(handle, err, _ERR_LEN) != 0:
+        raise WagmaError(err.value.decode())
 
 
 def default_group_size(num_ranks):

@@ -1,0 +1,103 @@
+"""The WAGMA group allreduce for TensorFlow tensors (semantics: DESIGN.md §3).
+
+``group_allreduce`` is the custom op (an async kernel): it works eagerly and inside
+``tf.function``, where TensorFlow runs it without holding a thread while the round
+waits. ``group_allreduce_async`` returns a handle at once (eager mode only; inside a
+``tf.function`` TensorFlow already schedules ``group_allreduce`` asynchronously).
+"""
+import itertools
+import os
+import sysconfig
+
+import horovod.tensorflow as _hvd
+import numpy as np
+import tensorflow as tf
+
+from horovod_wagma.common import engine_lib
+from horovod_wagma.common.basics import WagmaBasics
+from horovod_wagma.common.config import AVERAGING_RULES
+from horovod_wagma.common.errors import WagmaError
+
+_basics = WagmaBasics(_hvd)
+_noname = itertools.count()
+_op_lib = tf.load_op_library(os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "_tf_ops" + sysconfig.get_config_var("EXT_SUFFIX")))
+
+init = _basics.init
+group_process_set = _basics.group_process_set
+_DTYPE_NAMES = {tf.float32: "float32", tf.float64: "float64", tf.float16: "float16",
+                tf.bfloat16: "bfloat16"}
+
+
+def _prepare(tensor, name, group_size, sync_period, averaging, wait_avoiding, process_set):
+    tensor = tf.convert_to_tensor(tensor)
+    if tensor.dtype not in _DTYPE_NAMES:
+        raise TypeError("group_allreduce supports float32, float64, float16 and bfloat16 "
+                        f"tensors, got {tensor.dtype.name}")
+    config, size, members = _basics.stream_config(group_size, sync_period, averaging,
+                                                  wait_avoiding, process_set)
+    if name is None:
+        name = f"group_allreduce.noname.{next(_noname)}"
+    return tensor, name, config, size, members
+
+
+def group_allreduce(tensor, name=None, group_size=None, sync_period=None, averaging=None,
+                    wait_avoiding=None, process_set=None):
+    """Round r of stream ``name`` with fresh input ``tensor``; returns the result.
+
+    Same arguments and semantics as ``horovod_wagma.torch.group_allreduce``. Inside a
+    ``tf.function`` each execution of the op is one round; give streams a ``name``.
+    """
+    tensor, name, config, size, members = _prepare(tensor, name, group_size, sync_period,
+                                                   averaging, wait_avoiding, process_set)
+    return _op_lib.wagma_group_allreduce(
+        tensor, stream_name=name, group_size=size, sync_period=config.sync_period,
+        averaging=AVERAGING_RULES[config.averaging], wait_avoiding=config.wait_avoiding,
+        members=members)
+
+
+class GroupAllreduceHandle:
+    """A pending eager-mode group allreduce; keeps its host buffers alive."""
+
+    __slots__ = ("_id", "_input", "_output", "_dtype", "_result")
+
+    def __init__(self, handle_id, host_input, host_output, dtype):
+        self._id, self._input, self._output, self._dtype = (handle_id, host_input,
+                                                            host_output, dtype)
+        self._result = None
+
+
+def group_allreduce_async(tensor, name=None, group_size=None, sync_period=None,
+                          averaging=None, wait_avoiding=None, process_set=None):
+    """Eager mode: starts the round and returns a handle for ``synchronize``/``poll``."""
+    if not tf.executing_eagerly():
+        raise WagmaError("group_allreduce_async works in eager mode only; inside "
+                         "tf.function use group_allreduce, which TensorFlow already runs "
+                         "asynchronously")
+    tensor, name, config, size, members = _prepare(tensor, name, group_size, sync_period,
+                                                   averaging, wait_avoiding, process_set)
+    dtype = _DTYPE_NAMES[tensor.dtype]
+    # bfloat16 has no NumPy dtype of its own: move its bits as uint16.
+    host_in = np.ascontiguousarray(
+        tf.bitcast(tensor, tf.uint16).numpy() if dtype == "bfloat16" else tensor.numpy())
+    host_out = np.empty_like(host_in)
+    handle_id = engine_lib.enqueue(name, dtype, list(host_in.shape),
+                                   host_in.ctypes.data, host_out.ctypes.data, size,
+                                   config.sync_period, AVERAGING_RULES[config.averaging],
+                                   config.wait_avoiding, members)
+    return GroupAllreduceHandle(handle_id, host_in, host_out, tensor.dtype)
+
+
+def poll(handle):
+    """True when ``synchronize(handle)`` will not block."""
+    return handle._result is not None or engine_lib.poll(handle._id)
+
+
+def synchronize(handle):
+    """Waits for ``handle`` and returns the result as a tf.Tensor."""
+    if handle._result is None:
+        engine_lib.wait(handle._id)
+        out = tf.constant(handle._output)
+        handle._result = tf.bitcast(out, tf.bfloat16) if handle._dtype == tf.bfloat16 else out
+        handle._input = handle._output = None
+    return handle._result
