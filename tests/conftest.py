@@ -69,3 +69,13 @@ def run_mpi(worker, np_, *args, timeout=180, env=None, check=True):
 @pytest.fixture
 def mpi():
     return run_mpi
+
+
+@pytest.fixture(params=["torch", "tensorflow"])
+def framework(request):
+    """Runs a test once per frontend; workers read WAGMA_TEST_FRAMEWORK."""
+    return request.param
+
+
+def framework_env(framework):
+    return {"WAGMA_TEST_FRAMEWORK": framework}

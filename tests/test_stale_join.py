@@ -1,6 +1,8 @@
 """Published values and the 'fresh' / 'paper' rules with a genuinely stale member."""
 import pytest
 
+from conftest import framework_env
+
 EXPECTED = {
     # rank 0 contributed its fresh 10.5, rank 1's engine its published 0.5 (s = 11).
     # fresh: y_i = (s - c_i + x_i) / 2; paper: y_i = (s + x_i) / 3.
@@ -10,8 +12,8 @@ EXPECTED = {
 
 
 @pytest.mark.parametrize("averaging", ["fresh", "paper"])
-def test_late_member_result_follows_rule(mpi, averaging):
-    run = mpi("stale_join.py", 2, averaging, timeout=120)
+def test_late_member_result_follows_rule(mpi, framework, averaging):
+    run = mpi("stale_join.py", 2, averaging, timeout=180, env=framework_env(framework))
     for rank in (0, 1):
         res = run.results[rank]
         assert res["y0"] == 0.5

@@ -1,5 +1,6 @@
 """With a straggler, the other ranks' group rounds complete without waiting for it
 (DESIGN.md §3, §6); after the final global round all ranks hold the same value."""
+from conftest import framework_env
 from horovod_wagma.common.schedule import groups
 from reference import is_global, phase_of
 
@@ -12,8 +13,9 @@ def _group_round_waits(run, rank):
     return [w for r, w in enumerate(run.results[rank]["waits"]) if not is_global(r, TAU)]
 
 
-def test_straggler_not_waited_for(mpi):
-    run = mpi("straggler.py", 4, DELAY, ROUNDS, TAU, 2, 1, timeout=120)
+def test_straggler_not_waited_for(mpi, framework):
+    run = mpi("straggler.py", 4, DELAY, ROUNDS, TAU, 2, 1, timeout=180,
+              env=framework_env(framework))
     for rank in range(3):
         waits = _group_round_waits(run, rank)
         assert len(waits) == 8
@@ -27,10 +29,11 @@ def test_straggler_not_waited_for(mpi):
     assert run.results[0]["waits"][ROUNDS - 1] > 0.5 * (ROUNDS - 2) * DELAY
 
 
-def test_without_wait_avoidance_partners_wait(mpi):
+def test_without_wait_avoidance_partners_wait(mpi, framework):
     """The ablation: synchronous group rounds make the straggler's partner wait."""
     rounds = 6
-    run = mpi("straggler.py", 4, DELAY, rounds, TAU, 2, 0, timeout=120)
+    run = mpi("straggler.py", 4, DELAY, rounds, TAU, 2, 0, timeout=180,
+              env=framework_env(framework))
     phases = groups(4, 2)
     for r in range(1, rounds):
         partner = next(m for g in phases[phase_of(r, TAU, len(phases))] if 3 in g

@@ -9,17 +9,16 @@ import itertools
 import time
 
 import numpy as np
-import torch
 from mpi4py import MPI
 
+import frameworks as fw
 from common import emit, initial_value
 from reference import gossip_trajectory
 
-import horovod_wagma.torch as hvd
 from horovod_wagma.common import engine_lib
 
-DTYPES = {"float64": torch.float64, "float32": torch.float32,
-          "float16": torch.float16, "bfloat16": torch.bfloat16}
+hvd = fw.hvd
+DTYPES = ["float64", "float32", "float16", "bfloat16"]
 ROUNDS = 12
 
 
@@ -27,17 +26,16 @@ def run_config(comm, rank, size, S, tau, dtype, wa, averaging, n):
     name = f"g.S{S}.t{tau}.{dtype}.{'wa' if wa else 'sync'}.{averaging}.{n}"
     phases = hvd.groups(size, S)
     x0 = np.stack([initial_value(r, n, size) for r in range(size)])
-    tdtype = DTYPES[dtype]
-    x0_cast = torch.from_numpy(x0).to(tdtype).to(torch.float64).numpy()
+    x0_cast = fw.numpy(fw.tensor(x0, dtype))
     expected = gossip_trajectory(x0_cast, phases, tau, ROUNDS, averaging)
-    x = torch.from_numpy(x0[rank].copy()).to(tdtype)
+    x = fw.tensor(x0[rank], dtype)
     max_err = 0.0
     for r in range(ROUNDS):
         if wa and rank == size - 1:
             time.sleep(0.003)  # others arrive first: this rank's engine joins passively
         x = hvd.group_allreduce(x, name=name, group_size=S, sync_period=tau,
                                 averaging=averaging, wait_avoiding=wa)
-        err = np.abs(x.to(torch.float64).numpy() - expected[r][rank]).max()
+        err = np.abs(fw.numpy(x) - expected[r][rank]).max()
         max_err = max(max_err, float(err))
         comm.Barrier()
     return name, max_err
@@ -48,7 +46,7 @@ def main():
     comm = MPI.COMM_WORLD
     rank, size = hvd.rank(), hvd.size()
     errors = {}
-    configs = list(itertools.product([2, 3, 4], [1, 3, 10], list(DTYPES), [True, False]))
+    configs = list(itertools.product([2, 3, 4], [1, 3, 10], DTYPES, [True, False]))
     for S, tau, dtype, wa in configs:
         name, err = run_config(comm, rank, size, S, tau, dtype, wa, "fresh", 33)
         errors[name] = err

@@ -6,19 +6,17 @@ follows the averaging rule (DESIGN.md §3). Two ranks, one group:
 import sys
 import time
 
-import torch
-
+import frameworks as fw
 from common import emit
 
-import horovod_wagma.torch as hvd
-
+hvd = fw.hvd
 averaging = sys.argv[1]
 hvd.init(group_size=2, sync_period=10, averaging=averaging)
 rank = hvd.rank()
-y0 = hvd.group_allreduce(torch.tensor([float(rank)], dtype=torch.float64), name="s")
+y0 = hvd.group_allreduce(fw.tensor([float(rank)]), name="s")
 if rank == 1:
     time.sleep(0.5)
 x1 = y0 + (10.0 if rank == 0 else 100.0)
 t0 = time.monotonic()
 y1 = hvd.group_allreduce(x1, name="s")
-emit(rank, y0=float(y0), y1=float(y1), wait=time.monotonic() - t0)
+emit(rank, y0=float(fw.numpy(y0)[0]), y1=float(fw.numpy(y1)[0]), wait=time.monotonic() - t0)

@@ -5,19 +5,18 @@ Usage: straggler.py DELAY ROUNDS SYNC_PERIOD GROUP_SIZE WAIT_AVOIDING"""
 import sys
 import time
 
-import torch
-
+import frameworks as fw
 from common import emit
 
-import horovod_wagma.torch as hvd
 from horovod_wagma.common import engine_lib
 
+hvd = fw.hvd
 delay, rounds, tau, S, wa = (float(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]),
                              int(sys.argv[4]), sys.argv[5] == "1")
 hvd.init(group_size=S, sync_period=tau, wait_avoiding=wa)
 rank, size = hvd.rank(), hvd.size()
 slow = size - 1
-x = torch.full((1000,), float(rank), dtype=torch.float32)
+x = fw.tensor([float(rank)] * 1000, "float32")
 waits = []
 for r in range(rounds):
     if rank == slow:
@@ -25,4 +24,4 @@ for r in range(rounds):
     t0 = time.monotonic()
     x = hvd.group_allreduce(x, name="straggle")
     waits.append(time.monotonic() - t0)
-emit(rank, waits=waits, final=x[:4].tolist(), stats=engine_lib.stats())
+emit(rank, waits=waits, final=fw.numpy(x)[:4].tolist(), stats=engine_lib.stats())
