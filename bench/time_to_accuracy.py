@@ -106,6 +106,8 @@ def parse_args(argv=None):
                    default=os.path.join(RESULTS_DIR, "time_to_accuracy.json"),
                    help="where to write all results (default bench/results/"
                         "time_to_accuracy.json)")
+    p.add_argument("--plot-dir", default=RESULTS_DIR,
+                   help="where the PNGs go (default bench/results)")
     p.add_argument("--sync-period", type=int, default=10,
                    help="WAGMA tau, local SGD period and evaluation interval (default 10)")
     p.add_argument("--lr", type=float, default=0.05)
@@ -400,9 +402,10 @@ def summary(all_runs):
         if not runs:
             continue
         best = best_of(runs, "wagma")
+        reached = (f"{best['time_to_target']:.2f} s" if best["time_to_target"] is not None
+                   else "target not reached")
         lines.append(f"{mode}: best WAGMA variant {best['config']} "
-                     f"({fmt(best['time_to_target'], '.2f', 'not reached')} s, "
-                     f"final {best['final_acc']:.2f}%)")
+                     f"({reached}, final {best['final_acc']:.2f}%)")
         for rule in RULES:
             rr = [r for r in runs if r["config"].startswith(f"wagma-{rule}-")]
             if rr:
@@ -510,12 +513,12 @@ def run(args):
         all_runs += runs
 
     if rank == 0:
-        os.makedirs(RESULTS_DIR, exist_ok=True)
+        os.makedirs(args.plot_dir, exist_ok=True)
         for mode in args.data:
             runs = [r for r in all_runs if r["data"] == mode]
             target, hvd_final = analysed[mode]
             print_table(mode, runs, target, hvd_final, args, size)
-            path = os.path.join(RESULTS_DIR, f"time_to_accuracy_{mode}.png")
+            path = os.path.join(args.plot_dir, f"time_to_accuracy_{mode}.png")
             plot(mode, runs, target, path)
             print(f"wrote {path}")
         lines = summary(all_runs)

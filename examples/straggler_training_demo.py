@@ -38,8 +38,8 @@ MPI_ENV = {
     "OMPI_MCA_mpi_yield_when_idle": "1",
 }
 
-LABELS = {"horovod": "Horovod\n(DistributedOptimizer)",
-          "wagma": "WAGMA\n(DistributedWagmaOptimizer)",
+LABELS = {"horovod": "Horovod\n(gradient allreduce)",
+          "wagma": "WAGMA\n(group model averaging)",
           "horovod-nostraggle": "Horovod,\nno straggler"}
 
 
@@ -134,20 +134,20 @@ def plot(runs, speedup, args):
     panels = [("steps_per_s", "Throughput (steps/s, higher is better)", "{:.1f}"),
               ("seconds", f"Training time for {runs[0]['steps']} steps (s)", "{:.1f} s"),
               ("accuracy", "Final test accuracy", "{:.2%}")]
-    fig, axes = plt.subplots(1, 3, figsize=(4.2 * len(panels) + 0.5 * len(runs), 4.6))
+    fig, axes = plt.subplots(1, 3, figsize=(3 * (2.2 + 0.9 * len(runs)), 4.6))
     for ax, (key, title, fmt) in zip(axes, panels):
         values = [r[key] for r in runs]
         bars = ax.bar(range(len(runs)), values, color=color, width=0.6)
         ax.set_xticks(range(len(runs)))
-        ax.set_xticklabels(names, fontsize=8.5)
+        ax.set_xticklabels(names, fontsize=9)
         ax.set_title(title, fontsize=10.5)
         top = 1.0 if key == "accuracy" else max(values)
         if key == "steps_per_s" and args.straggle:
             ceiling = 1.0 / args.straggle  # every step waits for one full sleep
             top = max(top, ceiling)
             ax.axhline(ceiling, color="#d62728", ls="--", lw=1.2)
-            ax.text(len(runs) - 0.55, ceiling, f"Horovod's limit: 1/straggle = {ceiling:.0f}",
-                    ha="right", va="bottom", fontsize=8.5, color="#d62728")
+            ax.text(-0.4, ceiling, f"Horovod's limit: 1/straggle = {ceiling:.0f} steps/s",
+                    ha="left", va="bottom", fontsize=8.5, color="#d62728")
         ax.set_ylim(0, top * (1.32 if key == "steps_per_s" else 1.18))
         for b, v in zip(bars, values):
             ax.text(b.get_x() + b.get_width() / 2, b.get_height() + top * 0.02,

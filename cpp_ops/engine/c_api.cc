@@ -110,14 +110,17 @@ int wagma_wait(int64_t handle, char* err, int errlen) {
   return SetError(err, errlen, Engine::Get().Wait(handle));
 }
 
-void wagma_stats(int64_t* out6) {
+void wagma_stats(int64_t* out) {
   const wagma::EngineStats s = Engine::Get().stats();
-  out6[0] = s.rounds_completed;
-  out6[1] = s.passive_joins;
-  out6[2] = s.activations_sent;
-  out6[3] = s.loop_iterations;
-  out6[4] = s.sleeps;
-  out6[5] = s.bytes_sent;
+  out[0] = s.rounds_completed;
+  out[1] = s.passive_joins;
+  out[2] = s.activations_sent;
+  out[3] = s.loop_iterations;
+  out[4] = s.sleeps;
+  out[5] = s.bytes_sent;
+  out[6] = s.staleness_sum;
+  out[7] = s.staleness_max;
+  out[8] = s.call_wait_us;
 }
 
 }  // extern "C"

@@ -37,8 +37,9 @@ int64_t wagma_enqueue_with_callback(const char* name, int dtype, int ndim,
                                     int errlen);
 int wagma_poll(int64_t handle);                      // -1 unknown, 0 pending, 1 done
 int wagma_wait(int64_t handle, char* err, int errlen);  // 0 on success
-// rounds_completed, passive_joins, activations_sent, loop_iterations, sleeps, bytes_sent
-void wagma_stats(int64_t* out6);
+// rounds_completed, passive_joins, activations_sent, loop_iterations, sleeps,
+// bytes_sent, staleness_sum, staleness_max, call_wait_us
+void wagma_stats(int64_t* out9);
 
 #ifdef __cplusplus
 }

@@ -120,7 +120,8 @@ int64_t Engine::Enqueue(const StreamSpec& spec, const void* input, void* output,
   }
   *error = ValidateConfig(spec.config);
   if (!error->empty()) return 0;
-  Request req{handles_.Allocate(std::move(on_done)), spec, input, output};
+  Request req{std::chrono::steady_clock::now(), handles_.Allocate(std::move(on_done)), spec,
+              input, output};
   const int64_t handle = req.handle;
   {
     std::lock_guard<std::mutex> lock(queue_mu_);
@@ -271,8 +272,13 @@ bool Engine::JoinActivatedRounds() {
       Join(s, rs, rs.passive_contribution.data(), /*activate=*/false);
       s.activations.erase(s.activations.begin());
       {
+        // The published value belongs to round published_version / 2 (its input or
+        // output); an output of round r - 1 is fresh (0 rounds stale).
+        const int64_t staleness = std::max<int64_t>(0, round - 1 - s.published_version / 2);
         std::lock_guard<std::mutex> lock(stats_mu_);
         ++stats_.passive_joins;
+        stats_.staleness_sum += staleness;
+        stats_.staleness_max = std::max(stats_.staleness_max, staleness);
       }
       any = true;
     }
@@ -370,7 +376,7 @@ void Engine::HandleRequest(Request req) {
   }
   const int64_t round = s.next_app_round++;
   RoundState& rs = GetRound(s, round);
-  rs.call = AppCall{req.handle, req.input, req.output};
+  rs.call = AppCall{req.enqueued, req.handle, req.input, req.output};
   if (s.id >= 0) EnterRound(s, rs);
 }
 
@@ -529,6 +535,11 @@ void Engine::FinishAppRound(Stream& s, int64_t round) {
   // Without wait-avoidance nobody ever reads the published value.
   if (s.spec.config.wait_avoiding) Publish(s, out, 2 * round + 1, /*copy=*/true);
   const int64_t handle = call.handle;
+  {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    stats_.call_wait_us += std::chrono::duration_cast<std::chrono::microseconds>(
+                               std::chrono::steady_clock::now() - call.enqueued).count();
+  }
   s.rounds.erase(round);
   handles_.Complete(handle);
 }

@@ -34,6 +34,10 @@ struct EngineStats {
   int64_t loop_iterations = 0;
   int64_t sleeps = 0;
   int64_t bytes_sent = 0;  // reduction payload
+  // Passive joins: how many rounds old the contributed (published) value was.
+  int64_t staleness_sum = 0;
+  int64_t staleness_max = 0;
+  int64_t call_wait_us = 0;  // app calls: enqueue to completion, summed
 };
 
 class Engine {
@@ -62,6 +66,7 @@ class Engine {
  private:
   Engine() : pool_(size_t(1) << 30) {}
   struct Request {
+    std::chrono::steady_clock::time_point enqueued;
     int64_t handle;
     StreamSpec spec;
     const void* input;

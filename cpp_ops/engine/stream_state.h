@@ -9,6 +9,7 @@
 // since the app may change them as soon as it has them.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -29,6 +30,7 @@ namespace wagma {
 // in Horovod, both buffers belong to the caller, who keeps them alive and leaves the
 // input unchanged until the handle completes; they may be the same (in place).
 struct AppCall {
+  std::chrono::steady_clock::time_point enqueued;
   int64_t handle = 0;
   const void* input = nullptr;  // the fresh input x
   void* output = nullptr;

@@ -102,8 +102,8 @@ def default_group_size(num_ranks):
 
 def stats():
     """Engine counters of this process (for tests and benchmarks)."""
-    out = (ctypes.c_int64 * 6)()
-    lib().wagma_stats(out)
     keys = ("rounds_completed", "passive_joins", "activations_sent", "loop_iterations",
-            "sleeps", "bytes_sent")
+            "sleeps", "bytes_sent", "staleness_sum", "staleness_max", "call_wait_us")
+    out = (ctypes.c_int64 * len(keys))()
+    lib().wagma_stats(out)
     return dict(zip(keys, list(out)))

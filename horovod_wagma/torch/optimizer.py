@@ -12,12 +12,13 @@ Each ``step()``:
      averaged then too.
 """
 import itertools
-import warnings
 
 import horovod.torch as _hvd
 import torch
 
-from horovod_wagma.common.config import validate_state_averaging
+from horovod_wagma.common.optimizer_args import (buckets_from_groups,
+                                                 check_horovod_arguments,
+                                                 fp16_correction_rule)
 from horovod_wagma.common.rounds import is_global_round
 from horovod_wagma.torch import ops
 from horovod_wagma.torch.fusion import fuse_by_dtype
@@ -116,11 +117,9 @@ class _DistributedWagmaOptimizer(torch.optim.Optimizer):
         for fb, flat, wire, sent, handle in pending:
             ops.synchronize(handle)
             if sent is not None:
-                if global_round:
-                    flat.copy_(wire)  # the same bytes on every rank
+                if fp16_correction_rule(global_round) == "replace":
+                    flat.copy_(wire)
                 else:
-                    # Apply the fp16 average as a correction, keeping this rank's own
-                    # full-precision residual: w + (avg16 - w16).
                     flat.add_(wire.float() - sent.float())
             fb.unpack()
         if global_round:
@@ -170,28 +169,6 @@ class _NullContext:
         return False
 
 
-def _buckets_from_groups(groups):
-    """Horovod's ``groups=`` controls fusion only: an int K splits the parameters into K
-    buckets, a list of lists makes each list a bucket (others alone)."""
-    if groups is None or groups == 0:
-        return None
-    if isinstance(groups, int):
-        if groups < 0:
-            raise ValueError("groups must be a non-negative integer or a list of lists")
-
-        def split(params):
-            k = min(groups, len(params))
-            size = -(-len(params) // k)
-            return [params[i:i + size] for i in range(0, len(params), size)]
-        return split
-    lists = [list(g) for g in groups]
-
-    def explicit(params):
-        ids = {id(t) for g in lists for t in g}
-        return [g for g in lists if g] + [[p] for p in params if id(p) not in ids]
-    return explicit
-
-
 def DistributedWagmaOptimizer(optimizer, named_parameters=None,
                               compression=_hvd.Compression.none,
                               backward_passes_per_step=1,
@@ -223,26 +200,11 @@ def DistributedWagmaOptimizer(optimizer, named_parameters=None,
     which WAGMA does not do, and are ignored; ``backward_passes_per_step`` is kept for
     compatibility: gradients accumulate locally and every ``step()`` averages.
     """
-    if op is _hvd.Adasum:
-        raise ValueError("op=Adasum is not supported by DistributedWagmaOptimizer: WAGMA "
-                         "averages models (op=Average)")
-    if op is not _hvd.Average:
-        raise ValueError(f"DistributedWagmaOptimizer averages models; op must be "
-                         f"hvd.Average, got {op!r}")
-    if backward_passes_per_step <= 0:
-        raise ValueError("backward_passes_per_step must be > 0")
-    if compression not in (_hvd.Compression.none, _hvd.Compression.fp16):
-        raise ValueError("compression must be hvd.Compression.none or "
-                         "hvd.Compression.fp16")
-    if gradient_predivide_factor != 1.0:
-        warnings.warn("gradient_predivide_factor has no effect: DistributedWagmaOptimizer "
-                      "does not allreduce gradients")
-    validate_state_averaging(average_optimizer_state)
-    if num_groups and groups is None:
-        groups = num_groups
+    check_horovod_arguments(_hvd, op, backward_passes_per_step, compression,
+                            gradient_predivide_factor, average_optimizer_state)
     cls = type(optimizer.__class__.__name__, (optimizer.__class__,),
                dict(_DistributedWagmaOptimizer.__dict__))
     return cls(optimizer.param_groups, named_parameters, compression,
                backward_passes_per_step, process_set, group_size, sync_period, averaging,
                wait_avoiding, named_buffers, average_optimizer_state,
-               _buckets_from_groups(groups))
+               buckets_from_groups(groups, num_groups))

@@ -1,0 +1,40 @@
+"""horovod_wagma.keras: the whole horovod.tensorflow.keras API plus WAGMA's
+DistributedWagmaOptimizer and callbacks.
+
+Horovod's Keras support needs Keras 2 (the ``tf_keras`` package). Importing this
+module before TensorFlow makes ``tf.keras`` resolve to it (it sets
+``TF_USE_LEGACY_KERAS=1``). If TensorFlow already handed out Keras 3 as ``tf.keras``,
+the import fails with an error that says how to fix it.
+"""
+import os
+import sys
+
+os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
+
+
+def _check_keras_2():
+    tf = sys.modules.get("tensorflow")
+    if tf is None:
+        return
+    keras = tf.keras  # resolves now, honouring TF_USE_LEGACY_KERAS if not resolved yet
+    if not keras.__name__.startswith("tf_keras"):
+        raise ImportError(
+            "horovod_wagma.keras needs Keras 2 (tf_keras), but tf.keras is already Keras 3 "
+            "in this process. Import horovod_wagma.keras before tensorflow, or set "
+            "TF_USE_LEGACY_KERAS=1 in the environment before starting Python (and "
+            "pip install tf-keras).")
+
+
+_check_keras_2()
+
+from horovod.tensorflow.keras import *  # noqa: E402,F401,F403  (a drop-in superset)
+
+from horovod_wagma.common.errors import WagmaError  # noqa: E402,F401
+from horovod_wagma.common.schedule import default_group_size, groups  # noqa: E402,F401
+# Replaces the `callbacks` that the star import bound to Horovod's module: ours
+# re-exports all of Horovod's callbacks and adds WAGMA's.
+import horovod_wagma.keras.callbacks  # noqa: E402,F401
+callbacks = sys.modules["horovod_wagma.keras.callbacks"]
+from horovod_wagma.keras.optimizer import DistributedWagmaOptimizer  # noqa: E402,F401
+from horovod_wagma.tensorflow.ops import (group_allreduce, group_allreduce_async,  # noqa: E402,F401
+                                          group_process_set, init, poll, synchronize)

@@ -1,0 +1,102 @@
+"""DistributedWagmaOptimizer for Keras: a drop-in for Horovod's Keras
+``DistributedOptimizer`` that replaces the gradient allreduce with WAGMA model
+averaging (the same algorithm as horovod_wagma.torch's, DESIGN.md §3).
+
+``apply_gradients`` applies the local gradients, then averages the updated variables,
+fused per dtype, with the wait-avoiding group allreduce op; every ``sync_period``-th
+call the round is global (exact average, identical everywhere). It runs in
+``model.fit`` (graph mode) and in eager ``GradientTape`` loops.
+"""
+import itertools
+
+import horovod.tensorflow as _hvd_tf
+import tensorflow as tf
+from horovod.tensorflow.keras import Compression
+
+from horovod_wagma.common.optimizer_args import (buckets_from_groups,
+                                                 check_horovod_arguments)
+from horovod_wagma.keras.fusion import dtype_buckets, pack, unpack_assign
+from horovod_wagma.tensorflow import ops
+
+_instances = itertools.count()
+
+
+class _WagmaKerasMixin:
+    def apply_gradients(self, grads_and_vars, *args, **kwargs):
+        grads_and_vars = list(grads_and_vars)
+        result = super(self.__class__, self).apply_gradients(grads_and_vars, *args, **kwargs)
+        self._wagma_average([v for g, v in grads_and_vars if g is not None])
+        return result
+
+    def _wagma_average(self, variables):
+        w = self._wagma
+        round_index = w["round"].assign_add(1) - 1
+        is_global = tf.logical_or(tf.equal(round_index, 0),
+                                  tf.equal((round_index + 1) % w["sync_period"], 0))
+        for i, bucket in enumerate(dtype_buckets(variables, w["plan"])):
+            flat = pack(bucket)
+            if w["fp16"] and flat.dtype == tf.float32:
+                sent = tf.cast(flat, tf.float16)
+                avg = ops.group_allreduce(sent, name=f"{w['name']}.model{i}", **w["knobs"])
+                # Global rounds: the fp16 average itself, identical everywhere; group
+                # rounds: a correction keeping this rank's full-precision residual.
+                flat = tf.where(is_global, tf.cast(avg, tf.float32),
+                                flat + tf.cast(avg, tf.float32) - tf.cast(sent, tf.float32))
+            else:
+                flat = ops.group_allreduce(flat, name=f"{w['name']}.model{i}", **w["knobs"])
+            unpack_assign(bucket, flat)
+
+    def sync(self, variables):
+        """Averages ``variables`` (e.g. ``model.variables``) over all ranks now."""
+        sync_global(variables, self._wagma["name"] + ".sync", self._wagma["knobs"])
+
+
+def sync_global(variables, name, knobs):
+    """Exact global average of ``variables`` through the engine (a stream whose every
+    round is global), identical on every rank."""
+    knobs = dict(knobs, sync_period=1)
+    for i, bucket in enumerate(dtype_buckets([v for v in variables
+                                              if v.dtype.is_floating])):
+        unpack_assign(bucket, ops.group_allreduce(pack(bucket), name=f"{name}{i}", **knobs))
+
+
+def DistributedWagmaOptimizer(optimizer, name=None, device_dense="", device_sparse="",
+                              compression=Compression.none, sparse_as_dense=False,
+                              gradient_predivide_factor=1.0, op=_hvd_tf.Average,
+                              backward_passes_per_step=1,
+                              average_aggregated_gradients=False, num_groups=0,
+                              groups=None, process_set=_hvd_tf.global_process_set,
+                              scale_local_gradients=True, *, group_size=None,
+                              sync_period=10, averaging=None, wait_avoiding=True):
+    """Wraps a Keras optimizer like ``hvd.DistributedOptimizer`` (same arguments, same
+    order) but averages models with WAGMA instead of allreducing gradients.
+
+    WAGMA arguments (keyword-only): ``group_size``, ``sync_period``, ``averaging``,
+    ``wait_avoiding``, as for the torch optimizer. Of Horovod's: ``process_set``
+    restricts WAGMA to that set; ``compression=Compression.fp16`` sends fp16;
+    ``num_groups``/``groups`` only split the fusion buffers; ``op`` must be Average;
+    ``device_*``, ``sparse_as_dense``, ``gradient_predivide_factor``,
+    ``average_aggregated_gradients``, ``scale_local_gradients`` and
+    ``backward_passes_per_step`` concern gradient allreduce and have no effect.
+    Optimizer state (momentum) stays local, as in the paper.
+    """
+    check_horovod_arguments(_hvd_tf, op, backward_passes_per_step, compression,
+                            gradient_predivide_factor)
+    config, size, members = ops._basics.stream_config(group_size, sync_period, averaging,
+                                                      wait_avoiding, process_set)
+    cls = type(optimizer.__class__.__name__, (optimizer.__class__,),
+               {k: v for k, v in _WagmaKerasMixin.__dict__.items()
+                if k not in ("__dict__", "__weakref__")})
+    wrapped = cls.from_config(optimizer.get_config())
+    with tf.init_scope():
+        round_var = tf.Variable(0, dtype=tf.int64, trainable=False,
+                                name="wagma_round")
+    wrapped._wagma = dict(
+        name=name or f"wagma.keras_optimizer{next(_instances)}",
+        round=round_var, sync_period=config.sync_period,
+        fp16=compression is Compression.fp16,
+        plan=buckets_from_groups(groups, num_groups),
+        knobs=dict(group_size=group_size, sync_period=config.sync_period,
+                   averaging=config.averaging, wait_avoiding=config.wait_avoiding,
+                   process_set=process_set))
+    return wrapped
