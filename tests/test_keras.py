@@ -1,0 +1,62 @@
+"""Keras: drop-in swap, graph and eager modes, callbacks, the Keras 2 guard."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+from conftest import MPI_ENV
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _example(optimizer, out):
+    cmd = ["mpirun", "-np", "4", "--oversubscribe", sys.executable,
+           os.path.join(ROOT, "examples", "keras_mnist_style.py"), "--optimizer", optimizer,
+           "--epochs", "2", "--json", str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600,
+                          env=dict(os.environ, **MPI_ENV))
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return json.loads(out.read_text())
+
+
+def test_drop_in_reaches_horovod_accuracy(tmp_path):
+    """A Horovod Keras script with only the import and the optimizer line swapped."""
+    horovod = _example("horovod", tmp_path / "h.json")
+    wagma = _example("wagma", tmp_path / "w.json")
+    assert horovod["accuracy"] > 0.8
+    assert wagma["accuracy"] >= horovod["accuracy"] - 0.02, (horovod, wagma)
+
+
+def test_fit_graph_mode_with_callbacks(mpi):
+    run = mpi("keras_checks.py", 4, "fit", timeout=400)
+    for res in run.results.values():
+        assert res["identical_after_sync"]
+        assert res["loss_averaged"]
+        assert res["stats_keys"] == ["wagma_max_staleness", "wagma_mean_staleness",
+                                     "wagma_passive_joins", "wagma_rounds", "wagma_wait_s"]
+        assert all(r >= 8 for r in res["rounds"])  # 8 steps per epoch, one round each
+
+
+def test_eager_gradient_tape(mpi):
+    run = mpi("keras_checks.py", 4, "eager", timeout=400)
+    for res in run.results.values():
+        assert res["identical_at_global_rounds"] == [True, True, True]
+        assert res["identical_after_sync"]
+
+
+def test_keras3_first_is_a_clear_error():
+    code = textwrap.dedent("""
+        import os
+        os.environ.pop("TF_USE_LEGACY_KERAS", None)
+        import tensorflow as tf
+        tf.keras.layers  # resolves tf.keras to Keras 3
+        try:
+            import horovod_wagma.keras
+        except ImportError as e:
+            print("ImportError:", e)
+    """)
+    env = {k: v for k, v in os.environ.items() if k != "TF_USE_LEGACY_KERAS"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300, env=dict(env, TF_CPP_MIN_LOG_LEVEL="3"))
+    assert "ImportError:" in out.stdout and "TF_USE_LEGACY_KERAS" in out.stdout, out
