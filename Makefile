@@ -10,7 +10,7 @@ export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 export OMPI_MCA_mpi_yield_when_idle := 1
 
-.PHONY: install test demo bench clean
+.PHONY: install test demo demo-op bench clean
 
 install: $(STAMP)
 
@@ -21,11 +21,19 @@ $(STAMP): $(INSTALL_INPUTS)
 test: install
 	$(PY) -m pytest -v tests
 
+# Horovod vs WAGMA training, side by side, 4 ranks with stragglers (+ a PNG).
 demo: install
+	$(PY) examples/straggler_training_demo.py
+
+# The op alone: each rank's wait per group round with and without wait-avoidance.
+demo-op: install
 	mpirun -np 4 --oversubscribe $(PY) examples/group_allreduce_demo.py
 
 bench: install
 	$(PY) bench/op_bench.py
+	$(PY) bench/idle_cpu.py
+	$(PY) bench/imbalance.py
+	$(PY) bench/time_to_accuracy.py
 
 clean:
 	rm -rf build horovod_wagma/lib horovod_wagma/torch/*.so *.egg-info
