@@ -265,7 +265,10 @@ def run_method(name, args, hvd, torch, comm, warm_sched, timed_sched):
     comm.Barrier()
     wall = time.perf_counter() - t0
     after = engine_stats() if wagma else {}
-    stats = {k: after[k] - before.get(k, 0) for k in after}
+    # Counters: difference over the timed window. Maxima ("*_max") are cumulative since
+    # the engine started (they cannot be windowed).
+    stats = {k: after[k] if k.endswith("_max") else after[k] - before.get(k, 0)
+             for k in after}
     wall = comm.bcast(wall, root=0)
     all_compute = comm.gather(compute, root=0)
     all_stepping = comm.gather(stepping, root=0)
@@ -288,8 +291,10 @@ def run_method(name, args, hvd, torch, comm, warm_sched, timed_sched):
            "mean_opt_step_at_syncs_ms": 1e3 * float(stepping[sync_rows].mean()),
            "per_rank_opt_step_ms": [1e3 * float(v) for v in stepping.mean(axis=0)]}
     if wagma:
-        rec["engine_stats_sum"] = {k: int(sum(s.get(k, 0) for s in all_stats))
-                                   for k in all_stats[0]}
+        # Summed over ranks (maxima: max over ranks).
+        rec["engine_stats_sum"] = {
+            k: int((max if k.endswith("_max") else sum)(s.get(k, 0) for s in all_stats))
+            for k in all_stats[0]}
     return rec
 
 
@@ -367,6 +372,8 @@ def report(args, P, S, trials, b, elapsed):
             notes = (f"passive_joins={s.get('passive_joins', 0)} "
                      f"rounds={s.get('rounds_completed', 0)} "
                      f"activations={s.get('activations_sent', 0)}")
+            if "call_wait_us" in s:
+                notes += (f" call_wait={s['call_wait_us'] / 1e3 / (P * n):.1f}ms/step")
         if m == "ideal_measured":
             notes = "ideal from WAGMA's measured per-step compute"
         rows.append((LABELS[m], f"{rate[m]:.1f}", f"{rate[m] / rate['ideal']:.2f}",
@@ -402,7 +409,7 @@ def report(args, P, S, trials, b, elapsed):
     json_path = args.json or os.path.join(RESULTS_DIR, f"imbalance_P{P}.json")
     plot_path = args.plot or os.path.join(RESULTS_DIR, f"imbalance_P{P}.png")
     with open(json_path, "w") as f:
-        json.dump({"ranks": P, "group_size": S, "sync_period": args.sync_period,
+        json.dump({"ranks": P, "horovod_cycle_time_ms": os.environ.get("HOROVOD_CYCLE_TIME"), "group_size": S, "sync_period": args.sync_period,
                    "steps": n, "step_time_s": args.step_time, "delay_s": args.delay,
                    "num_delayed": args.num_delayed, "seed": args.seed,
                    "trials": args.trials, "steps_per_s": rate, "ratios": ratios,
