@@ -34,6 +34,7 @@ bench: install
 	$(PY) bench/idle_cpu.py
 	$(PY) bench/imbalance.py
 	$(PY) bench/time_to_accuracy.py
+	$(PY) bench/keras_imbalance.py
 
 clean:
 	rm -rf build horovod_wagma/lib horovod_wagma/torch/*.so *.egg-info

@@ -395,8 +395,8 @@ def report(args, P, S, trials, b, elapsed, import_s):
           f"no waiting at all {n / b['no_wait']:.1f}")
     print("  sleep: measured sleep per step; train: end of sleep to end of batch "
           "(fwd+bwd+optimizer+averaging+waiting),\n  overall / between global rounds / "
-          "at global rounds (ms, mean over ranks and steps); fit: timed fit's wall incl. "
-          "set-up")
+          "at global rounds (ms, mean over ranks and steps); fit st/s: from the timed "
+          "fit's\n  wall time, set-up and tear-down included")
     hv = rate.get("horovod")
     rows = [("method", "steps/s", "x Horovod", "x ideal", "fit st/s", "sleep ms",
              "train ms", "between", "at sync", "notes")]

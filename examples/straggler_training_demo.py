@@ -151,7 +151,8 @@ def plot(runs, speedup, args):
         ax.set_ylim(0, top * (1.32 if key == "steps_per_s" else 1.18))
         for b, v in zip(bars, values):
             ax.text(b.get_x() + b.get_width() / 2, b.get_height() + top * 0.02,
-                    fmt.format(v), ha="center", va="bottom", fontsize=9.5)
+                    fmt.format(v), ha="center", va="bottom", fontsize=9.5,
+                    bbox=dict(facecolor="white", edgecolor="none", pad=1))
         ax.grid(axis="y", alpha=0.3)
         ax.set_axisbelow(True)
     group = f"group size {args.group_size}" if args.group_size else "default group size"
@@ -175,8 +176,9 @@ def main():
           f"to launch.", flush=True)
     load, cores = os.getloadavg()[0], os.cpu_count() or 1
     if load > cores:
-        print(f"Note: load average {load:.1f} on {cores} cores; other processes compete "
-              f"with the ranks, so times will be noisy and slower.", flush=True)
+        print(f"Note: 1-minute load average {load:.1f} on {cores} cores. If other jobs are "
+              f"still running, they compete with the ranks and the times get noisy.",
+              flush=True)
     with tempfile.TemporaryDirectory() as tmpdir:
         runs = [run(args, "horovod", args.straggle, tmpdir, "horovod"),
                 run(args, "wagma", args.straggle, tmpdir, "wagma")]
