@@ -46,7 +46,12 @@ Diagnostics: each rank records, per timed step, the time it spent in "compute" (
 including any waiting). ``ideal(meas)`` is the ideal recomputed from those measured
 compute times; on an oversubscribed host sleeps overshoot and forward/backward are
 slowed by the other ranks, so it is the fairer bar. For the WAGMA methods the engine
-counters (passive joins etc.) during the timed window are summed over ranks.
+counters (passive joins etc.) during the timed window are summed over ranks. CPU time
+per rank and step is reported overall and per thread (training loop, WAGMA engine,
+everything else: mostly Horovod's background thread), with the share of the host's
+cores all ranks used; "host CPU bound" is cores / (P x WAGMA's CPU per rank-step), the
+rate at which WAGMA's own CPU use would saturate the host. At P=16 on 2 cores the host
+is saturated, so that bound, not waiting, limits every method.
 
 Targets (from the issue): WAGMA >= 0.9x the ideal. For reference, measured earlier on
 this host: P=8 ideal ~34 steps/s, Horovod 18.4, local SGD 32.7; P=16 ideal ~42,
@@ -57,13 +62,15 @@ Run
     python bench/imbalance.py [--np 8] [--steps 200] [--sync-period 10] [--delay 0.040]
                               [--step-time 0.010] [--num-delayed 2] [--seed 0]
                               [--methods horovod,wagma,wagma_sync,localsgd]
-                              [--group-size S] [--trials 1] [--json PATH] [--plot PATH]
+                              [--group-size S] [--trials 2] [--json PATH] [--plot PATH]
 
 Run directly, the script re-launches itself under ``mpirun -np NP --oversubscribe``
 with the environment this machine needs (run-as-root, ``OMPI_MCA_mpi_yield_when_idle=1``;
 DESIGN.md section 5). Started by mpirun, it uses the world size it is given. Rank 0
 prints the table and writes bench/results/imbalance_P{P}.json and .png (by default).
 """
+# bench/ is sys.path[0] when a benchmark runs as a script.
+from mpi_launch import relaunch_under_mpirun  # noqa: E402
 import argparse
 import json
 import os
@@ -71,11 +78,6 @@ import socket
 import sys
 import time
 
-MPIRUN_ENV = {
-    "OMPI_ALLOW_RUN_AS_ROOT": "1",
-    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-    "OMPI_MCA_mpi_yield_when_idle": "1",
-}
 METHODS = ("horovod", "wagma", "wagma_sync", "localsgd")
 LABELS = {"horovod": "Horovod", "wagma": "WAGMA", "wagma_sync": "WAGMA sync",
           "localsgd": "local SGD", "ideal": "ideal", "ideal_measured": "ideal(meas)"}
@@ -107,8 +109,8 @@ def parse_args(argv=None):
                         "of 2 >= sqrt(P))")
     p.add_argument("--methods", default=",".join(METHODS),
                    help="comma-separated subset of %(default)s")
-    p.add_argument("--trials", type=int, default=1,
-                   help="timed runs per method, interleaved; best reported (default 1)")
+    p.add_argument("--trials", type=int, default=2,
+                   help="timed runs per method, interleaved; best reported (default 2)")
     p.add_argument("--json", metavar="PATH",
                    help="JSON output (default bench/results/imbalance_P{P}.json)")
     p.add_argument("--plot", metavar="PATH",
@@ -128,14 +130,6 @@ def parse_args(argv=None):
     tau = args.sync_period
     args.steps = -(-args.steps // tau) * tau
     return args
-
-
-def relaunch_under_mpirun(args):
-    """Replaces this process by ``mpirun ... python this_script args``."""
-    cmd = ["mpirun", "-np", str(args.np), "--oversubscribe", "--timeout", str(args.timeout),
-           sys.executable, os.path.abspath(__file__)] + sys.argv[1:]
-    print("+ " + " ".join(cmd), flush=True)
-    os.execvpe(cmd[0], cmd, dict(os.environ, **MPIRUN_ENV))
 
 
 # -- delay schedule and ideal ---------------------------------------------------------
@@ -243,6 +237,28 @@ class Method:
         return t1 - t0, t2 - t1
 
 
+def thread_cpu():
+    """CPU seconds of this process's threads, by role: "main" (the training loop),
+    "engine" (the WAGMA progress thread, named wagma-engine) and "other" (Horovod's
+    background thread, gloo, torch, MPI)."""
+    import threading
+    tick = os.sysconf("SC_CLK_TCK")
+    main_tid = threading.main_thread().native_id
+    out = {"main": 0.0, "engine": 0.0, "other": 0.0}
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/comm") as f:
+                name = f.read().strip()
+            with open(f"/proc/self/task/{tid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        role = ("main" if int(tid) == main_tid else
+                "engine" if name == "wagma-engine" else "other")
+        out[role] += (int(fields[11]) + int(fields[12])) / tick
+    return out
+
+
 def engine_stats():
     from horovod_wagma.common import engine_lib
     return engine_lib.stats() if engine_lib.started() else {}
@@ -250,6 +266,7 @@ def engine_stats():
 
 def run_method(name, args, hvd, torch, comm, warm_sched, timed_sched):
     import numpy as np
+    from mpi4py import MPI
     rank = comm.Get_rank()
     m = Method(name, args, hvd, torch, rank)
     for t in range(m.warmup):
@@ -259,11 +276,15 @@ def run_method(name, args, hvd, torch, comm, warm_sched, timed_sched):
     n = len(timed_sched)
     compute, stepping = np.empty(n), np.empty(n)
     comm.Barrier()
-    t0 = time.perf_counter()
+    threads0 = thread_cpu()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     for t in range(n):
         compute[t], stepping[t] = m.step(timed_sched[t, rank])
     comm.Barrier()
     wall = time.perf_counter() - t0
+    cpu = time.process_time() - cpu0   # all threads of this process (engine, Horovod)
+    threads1 = thread_cpu()
+    threads = {k: threads1[k] - threads0[k] for k in threads0}
     after = engine_stats() if wagma else {}
     # Counters: difference over the timed window. Maxima ("*_max") are cumulative since
     # the engine started (they cannot be windowed).
@@ -273,6 +294,8 @@ def run_method(name, args, hvd, torch, comm, warm_sched, timed_sched):
     all_compute = comm.gather(compute, root=0)
     all_stepping = comm.gather(stepping, root=0)
     all_stats = comm.gather(stats, root=0)
+    total_cpu = comm.reduce(cpu, op=MPI.SUM, root=0)
+    all_threads = comm.gather(threads, root=0)
     if rank != 0:
         return None
     compute = np.stack(all_compute, axis=1)     # (steps, P)
@@ -280,6 +303,13 @@ def run_method(name, args, hvd, torch, comm, warm_sched, timed_sched):
     stepping = np.stack(all_stepping, axis=1)
     rec = {"wall_s": wall, "steps": n, "steps_per_s": n / wall,
            "ideal_measured_s": ideal_time(compute, args.sync_period),
+           "cpu_ms_per_rank_step": 1e3 * total_cpu / (n * comm.Get_size()),
+           # the same split by thread (from /proc, clock-tick resolution)
+           "thread_cpu_ms_per_rank_step": {
+               k: 1e3 * sum(t[k] for t in all_threads) / (n * comm.Get_size())
+               for k in all_threads[0]},
+           # CPU time of all ranks over the window, as a share of the host's cores
+           "host_cpu_share": total_cpu / wall / (os.cpu_count() or 1),
            "mean_compute_ms": 1e3 * float(compute.mean()),
            "mean_nominal_ms": 1e3 * float(timed_sched.mean()),
            "mean_opt_step_ms": 1e3 * float(stepping.mean()),
@@ -361,9 +391,12 @@ def report(args, P, S, trials, b, elapsed):
           f"no waiting at all {n / b['no_wait']:.1f}")
     print("  compute: sleep + forward + backward per step (mean over ranks and steps); "
           "opt.step: optimizer step incl.\n  averaging and waiting, overall / on steps "
-          "between syncs / on synchronising steps (ms)")
+          "between syncs / on synchronising steps (ms);\n  cpu ms: CPU time per rank "
+          "and step (all threads), and split by thread: main loop / WAGMA engine /\n  "
+          "other (Horovod's background thread, MPI, gloo); host cpu: all ranks' CPU "
+          "time / wall time / cores")
     rows = [("method", "steps/s", "x ideal", "compute ms", "opt.step ms", "between",
-             "at sync", "notes")]
+             "at sync", "cpu ms", "main/engine/other", "host cpu", "notes")]
     for m in list(best) + ["ideal"] + (["ideal_measured"] if meas else []):
         r = best.get(m)
         notes = ""
@@ -380,7 +413,11 @@ def report(args, P, S, trials, b, elapsed):
                      f"{r['mean_compute_ms']:.1f}" if r else "-",
                      f"{r['mean_opt_step_ms']:.1f}" if r else "-",
                      f"{r['mean_opt_step_between_syncs_ms']:.1f}" if r else "-",
-                     f"{r['mean_opt_step_at_syncs_ms']:.1f}" if r else "-", notes))
+                     f"{r['mean_opt_step_at_syncs_ms']:.1f}" if r else "-",
+                     f"{r['cpu_ms_per_rank_step']:.2f}" if r else "-",
+                     "/".join(f"{r['thread_cpu_ms_per_rank_step'][k]:.1f}"
+                              for k in ("main", "engine", "other")) if r else "-",
+                     f"{100 * r['host_cpu_share']:.0f}%" if r else "-", notes))
     ncol = len(rows[0]) - 1
     widths = [max(len(row[i]) for row in rows) for i in range(ncol)]
     for i, row in enumerate(rows):
@@ -401,6 +438,12 @@ def report(args, P, S, trials, b, elapsed):
                 ratios[f"wagma_over_{other}"] = w / rate[other]
         print("\n  ratios: " + ", ".join(f"{k.replace('_over_', '/')} {v:.2f}"
                                          for k, v in ratios.items()))
+        cores = os.cpu_count() or 1
+        cpu_bound = cores / (P * best["wagma"]["cpu_ms_per_rank_step"] / 1e3)
+        ratios["wagma_over_host_cpu_bound"] = w / cpu_bound
+        print(f"  host CPU bound for WAGMA's CPU use: {cpu_bound:.1f} steps/s "
+              f"({cores} cores / ({P} ranks x {best['wagma']['cpu_ms_per_rank_step']:.2f} "
+              f"ms CPU per rank-step)); WAGMA reaches {w / cpu_bound:.2f}x of it")
         verdict = "met" if ratios["wagma_over_ideal"] >= IDEAL_TARGET else "MISSED"
         print(f"  target WAGMA >= {IDEAL_TARGET}x ideal: {verdict} "
               f"({ratios['wagma_over_ideal']:.2f}x)")
@@ -449,7 +492,7 @@ def plot(rate, P, S, args, path):
 def main():
     args = parse_args()
     if "OMPI_COMM_WORLD_SIZE" not in os.environ and "PMI_SIZE" not in os.environ:
-        relaunch_under_mpirun(args)
+        relaunch_under_mpirun(__file__, args.np, args.timeout)
     run(args)
 
 

@@ -72,18 +72,14 @@ size it is given. Rank 0 prints the table and writes
 bench/results/keras_imbalance_P{P}.json and .png (by default). Importing TensorFlow on
 8 ranks of a 2-core host alone takes about a minute.
 """
+# bench/ is sys.path[0] when a benchmark runs as a script.
+from mpi_launch import relaunch_under_mpirun  # noqa: E402
 import argparse
 import json
 import os
 import sys
 import time
 
-MPIRUN_ENV = {
-    "OMPI_ALLOW_RUN_AS_ROOT": "1",
-    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-    "OMPI_MCA_mpi_yield_when_idle": "1",
-    "TF_CPP_MIN_LOG_LEVEL": "3",
-}
 METHODS = ("horovod", "wagma", "wagma_sync")
 LABELS = {"horovod": "Horovod", "wagma": "WAGMA", "wagma_sync": "WAGMA sync",
           "ideal": "ideal", "ideal_measured": "ideal(meas)"}
@@ -136,14 +132,6 @@ def parse_args(argv=None):
     tau = args.sync_period
     args.steps = -(-args.steps // tau) * tau
     return args
-
-
-def relaunch_under_mpirun(args):
-    """Replaces this process by ``mpirun ... python this_script args``."""
-    cmd = ["mpirun", "-np", str(args.np), "--oversubscribe", "--timeout", str(args.timeout),
-           sys.executable, os.path.abspath(__file__)] + sys.argv[1:]
-    print("+ " + " ".join(cmd), flush=True)
-    os.execvpe(cmd[0], cmd, dict(os.environ, **MPIRUN_ENV))
 
 
 # -- delay schedule and ideal (the same definitions as bench/imbalance.py) --------------
@@ -484,7 +472,7 @@ def plot(rate, P, S, args, path):
 def main():
     args = parse_args()
     if "OMPI_COMM_WORLD_SIZE" not in os.environ and "PMI_SIZE" not in os.environ:
-        relaunch_under_mpirun(args)
+        relaunch_under_mpirun(__file__, args.np, args.timeout, {"TF_CPP_MIN_LOG_LEVEL": "3"})
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     run(args)
 

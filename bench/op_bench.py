@@ -55,17 +55,14 @@ with the environment this machine needs (run-as-root and
 world size it is given. Rank 0 prints the table. Numbers from a 2-core host running 4
 ranks are noisy; other jobs on the host make them worse.
 """
+# bench/ is sys.path[0] when a benchmark runs as a script.
+from mpi_launch import relaunch_under_mpirun  # noqa: E402
 import argparse
 import json
 import os
 import sys
 import time
 
-MPIRUN_ENV = {
-    "OMPI_ALLOW_RUN_AS_ROOT": "1",
-    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-    "OMPI_MCA_mpi_yield_when_idle": "1",
-}
 SYNC_PERIOD = 4096           # horovod_wagma's maximum: only round 4095 would be global
 BLOCK_BYTES = 256 << 20      # default payload per timed block
 MIN_ITERS, MAX_ITERS = 5, 200
@@ -118,14 +115,6 @@ def parse_args(argv=None):
         p.error(f"unknown methods {sorted(unknown)}; choose from {','.join(AFTER_INIT)}")
     args.methods = [m for m in AFTER_INIT if m in args.methods]
     return args
-
-
-def relaunch_under_mpirun(args):
-    """Replaces this process by ``mpirun ... python this_script args``."""
-    cmd = ["mpirun", "-np", str(args.np), "--oversubscribe", "--timeout", str(args.timeout),
-           sys.executable, os.path.abspath(__file__)] + sys.argv[1:]
-    print("+ " + " ".join(cmd), flush=True)
-    os.execvpe(cmd[0], cmd, dict(os.environ, **MPIRUN_ENV))
 
 
 def iters_for(nbytes, args):
@@ -429,7 +418,7 @@ of the mean time per round, best of {args.trials} blocks.
 def main():
     args = parse_args()
     if "OMPI_COMM_WORLD_SIZE" not in os.environ and "PMI_SIZE" not in os.environ:
-        relaunch_under_mpirun(args)
+        relaunch_under_mpirun(__file__, args.np, args.timeout)
     run(args)
 
 

@@ -64,6 +64,8 @@ the same launch, one after the other; numbers from a loaded 2-core host are nois
 compare rows of one run only. Outputs go to bench/results/: the JSON (all curves) and
 time_to_accuracy_{iid,noniid}.png (accuracy against wall time).
 """
+# bench/ is sys.path[0] when a benchmark runs as a script.
+from mpi_launch import relaunch_under_mpirun  # noqa: E402
 import argparse
 import json
 import math
@@ -72,11 +74,6 @@ import socket
 import sys
 import time
 
-MPIRUN_ENV = {
-    "OMPI_ALLOW_RUN_AS_ROOT": "1",
-    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-    "OMPI_MCA_mpi_yield_when_idle": "1",
-}
 RULES = ("fresh", "paper")
 STATES = ("never", "on_sync", "always")
 ALL_CONFIGS = ["horovod", "localsgd"] + [f"wagma-{r}-{s}" for r in RULES for s in STATES]
@@ -136,14 +133,6 @@ def parse_args(argv=None):
         p.error("--final-window must be >= 1")
     args.data = list(DATA_MODES) if args.data == "both" else [args.data]
     return args
-
-
-def relaunch_under_mpirun(args):
-    """Replaces this process by ``mpirun ... python this_script args``."""
-    cmd = ["mpirun", "-np", str(args.np), "--oversubscribe", "--timeout", str(args.timeout),
-           sys.executable, os.path.abspath(__file__)] + sys.argv[1:]
-    print("+ " + " ".join(cmd), flush=True)
-    os.execvpe(cmd[0], cmd, dict(os.environ, **MPIRUN_ENV))
 
 
 # -- task, model, data streams --------------------------------------------------------
@@ -546,7 +535,7 @@ def run(args):
 def main():
     args = parse_args()
     if "OMPI_COMM_WORLD_SIZE" not in os.environ and "PMI_SIZE" not in os.environ:
-        relaunch_under_mpirun(args)
+        relaunch_under_mpirun(__file__, args.np, args.timeout)
     run(args)
 
 
