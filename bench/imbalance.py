@@ -70,6 +70,8 @@ DESIGN.md section 5). Started by mpirun, it uses the world size it is given. Ran
 prints the table and writes bench/results/imbalance_P{P}.json and .png (by default).
 """
 # bench/ is sys.path[0] when a benchmark runs as a script.
+from imbalance_schedule import (bounds, compute_schedule, ideal_time,  # noqa: E402
+                                parse_imbalance_args)
 from mpi_launch import relaunch_under_mpirun  # noqa: E402
 import argparse
 import json
@@ -89,76 +91,10 @@ BATCH = 16
 
 # -- command line ---------------------------------------------------------------------
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--np", type=int, default=8,
-                   help="ranks when the script launches mpirun itself (default 8)")
-    p.add_argument("--steps", type=int, default=200,
-                   help="timed steps per method, rounded up to a multiple of "
-                        "--sync-period (default 200)")
-    p.add_argument("--sync-period", type=int, default=10,
-                   help="tau: global average every tau steps, for WAGMA and local SGD")
-    p.add_argument("--delay", type=float, default=0.040,
-                   help="extra seconds slept by each delayed rank (default 0.040)")
-    p.add_argument("--step-time", type=float, default=0.010,
-                   help="seconds of simulated compute per step (default 0.010)")
-    p.add_argument("--num-delayed", type=int, default=2,
-                   help="ranks delayed at every step (default 2)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the delay schedule")
-    p.add_argument("--group-size", type=int, default=None,
-                   help="WAGMA group size S (default: the library's, smallest power "
-                        "of 2 >= sqrt(P))")
-    p.add_argument("--methods", default=",".join(METHODS),
-                   help="comma-separated subset of %(default)s")
-    p.add_argument("--trials", type=int, default=2,
-                   help="timed runs per method, interleaved; best reported (default 2)")
-    p.add_argument("--json", metavar="PATH",
-                   help="JSON output (default bench/results/imbalance_P{P}.json)")
-    p.add_argument("--plot", metavar="PATH",
-                   help="PNG output (default bench/results/imbalance_P{P}.png)")
-    p.add_argument("--timeout", type=int, default=900,
-                   help="seconds before the self-launched mpirun kills the job")
-    args = p.parse_args(argv)
-    args.methods = [m.strip() for m in args.methods.split(",") if m.strip()]
-    unknown = set(args.methods) - set(METHODS)
-    if unknown:
-        p.error(f"unknown methods {sorted(unknown)}; choose from {','.join(METHODS)}")
-    args.methods = [m for m in METHODS if m in args.methods]
-    if args.sync_period < 2 or args.steps < 1 or args.trials < 1:
-        p.error("need --sync-period >= 2, --steps >= 1, --trials >= 1")
-    if args.delay < 0 or args.step_time < 0 or args.num_delayed < 0:
-        p.error("--delay, --step-time and --num-delayed must be >= 0")
-    tau = args.sync_period
-    args.steps = -(-args.steps // tau) * tau
-    return args
+    return parse_imbalance_args(__doc__.split("\n\n")[0], METHODS, 2, "imbalance", argv)
 
 
 # -- delay schedule and ideal ---------------------------------------------------------
-def compute_schedule(seed, steps, P, args):
-    """(steps, P) array of nominal compute seconds: step_time, plus delay for the
-    num_delayed ranks drawn (without replacement) at every step."""
-    import numpy as np
-    rng = np.random.default_rng(seed)
-    sched = np.full((steps, P), args.step_time)
-    k = min(args.num_delayed, P)
-    for t in range(steps):
-        sched[t, rng.choice(P, size=k, replace=False)] += args.delay
-    return sched
-
-
-def ideal_time(sched, tau):
-    """Seconds for the schedule when ranks wait only at global rounds, every tau steps
-    (zero communication cost): sum over blocks of the slowest rank's block compute."""
-    steps = sched.shape[0]
-    return float(sum(sched[b:b + tau].sum(axis=0).max() for b in range(0, steps, tau)))
-
-
-def bounds(sched, tau):
-    """Seconds for the schedule under three idealised models (no communication cost)."""
-    return {"ideal": ideal_time(sched, tau),
-            "lockstep": float(sched.max(axis=1).sum()),     # a sync every step
-            "no_wait": float(sched.sum(axis=0).max())}      # never any waiting
-
-
 # -- training -------------------------------------------------------------------------
 def make_model(torch):
     torch.manual_seed(1234)  # the same initial model for every method
