@@ -13,20 +13,14 @@ import subprocess
 import sys
 import time
 
+from thread_cpu import thread_cpu_seconds  # bench/ is sys.path[0]
 
-def thread_cpu_seconds():
+
+def cpu_by_thread_name():
     """{thread name: CPU seconds} summed over this process's threads of that name."""
-    tick = os.sysconf("SC_CLK_TCK")
     out = {}
-    for tid in os.listdir("/proc/self/task"):
-        try:
-            with open(f"/proc/self/task/{tid}/comm") as f:
-                name = f.read().strip()
-            with open(f"/proc/self/task/{tid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        out[name] = out.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / tick
+    for _, name, seconds in thread_cpu_seconds():
+        out[name] = out.get(name, 0.0) + seconds
     return out
 
 
@@ -39,9 +33,9 @@ def worker(args):
     for _ in range(25):
         x = hvd.group_allreduce(x, name="warm")
     MPI.COMM_WORLD.Barrier()
-    before, t0 = thread_cpu_seconds(), time.monotonic()
+    before, t0 = cpu_by_thread_name(), time.monotonic()
     time.sleep(args.window)
-    after, elapsed = thread_cpu_seconds(), time.monotonic() - t0
+    after, elapsed = cpu_by_thread_name(), time.monotonic() - t0
     engine = 100.0 * (after.get("wagma-engine", 0) - before.get("wagma-engine", 0)) / elapsed
     total = 100.0 * (sum(after.values()) - sum(before.values())) / elapsed
     busiest = sorted(((after[k] - before.get(k, 0)) * 100.0 / elapsed, k) for k in after)[-3:]

@@ -73,6 +73,7 @@ prints the table and writes bench/results/imbalance_P{P}.json and .png (by defau
 from imbalance_schedule import (bounds, compute_schedule, ideal_time,  # noqa: E402
                                 parse_imbalance_args)
 from mpi_launch import relaunch_under_mpirun  # noqa: E402
+from thread_cpu import thread_cpu_seconds  # noqa: E402
 import argparse
 import json
 import os
@@ -178,20 +179,12 @@ def thread_cpu():
     "engine" (the WAGMA progress thread, named wagma-engine) and "other" (Horovod's
     background thread, gloo, torch, MPI)."""
     import threading
-    tick = os.sysconf("SC_CLK_TCK")
     main_tid = threading.main_thread().native_id
     out = {"main": 0.0, "engine": 0.0, "other": 0.0}
-    for tid in os.listdir("/proc/self/task"):
-        try:
-            with open(f"/proc/self/task/{tid}/comm") as f:
-                name = f.read().strip()
-            with open(f"/proc/self/task/{tid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        role = ("main" if int(tid) == main_tid else
+    for tid, name, seconds in thread_cpu_seconds():
+        role = ("main" if tid == main_tid else
                 "engine" if name == "wagma-engine" else "other")
-        out[role] += (int(fields[11]) + int(fields[12])) / tick
+        out[role] += seconds
     return out
 
 
@@ -427,8 +420,7 @@ def plot(rate, P, S, args, path):
 
 def main():
     args = parse_args()
-    if "OMPI_COMM_WORLD_SIZE" not in os.environ and "PMI_SIZE" not in os.environ:
-        relaunch_under_mpirun(__file__, args.np, args.timeout)
+    relaunch_under_mpirun(__file__, args.np, args.timeout)
     run(args)
 
 

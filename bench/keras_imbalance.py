@@ -408,8 +408,7 @@ def plot(rate, P, S, args, path):
 
 def main():
     args = parse_args()
-    if "OMPI_COMM_WORLD_SIZE" not in os.environ and "PMI_SIZE" not in os.environ:
-        relaunch_under_mpirun(__file__, args.np, args.timeout, {"TF_CPP_MIN_LOG_LEVEL": "3"})
+    relaunch_under_mpirun(__file__, args.np, args.timeout, {"TF_CPP_MIN_LOG_LEVEL": "3"})
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     run(args)
 

@@ -12,11 +12,14 @@ MPIRUN_ENV = {
 
 
 def under_mpirun():
-    return "OMPI_COMM_WORLD_SIZE" in os.environ
+    return "OMPI_COMM_WORLD_SIZE" in os.environ or "PMI_SIZE" in os.environ
 
 
 def relaunch_under_mpirun(script, num_ranks, timeout, extra_env=None):
-    """Replaces this process by ``mpirun -np N ... python script <same args>``."""
+    """Unless already a rank of an MPI job, replaces this process by
+    ``mpirun -np N ... python script <same args>``."""
+    if under_mpirun():
+        return
     cmd = ["mpirun", "-np", str(num_ranks), "--oversubscribe", "--timeout", str(timeout),
            sys.executable, os.path.abspath(script)] + sys.argv[1:]
     print("+ " + " ".join(cmd), flush=True)

@@ -534,8 +534,7 @@ def run(args):
 
 def main():
     args = parse_args()
-    if "OMPI_COMM_WORLD_SIZE" not in os.environ and "PMI_SIZE" not in os.environ:
-        relaunch_under_mpirun(__file__, args.np, args.timeout)
+    relaunch_under_mpirun(__file__, args.np, args.timeout)
     run(args)
 
 
