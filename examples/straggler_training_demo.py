@@ -111,10 +111,11 @@ def print_table(runs, args):
     speedup = wagma_run["steps_per_s"] / hvd_run["steps_per_s"]
     sleep_per_step = args.straggle
     print(f"\nSpeedup (WAGMA steps/s / Horovod steps/s): {speedup:.2f}x")
-    print(f"Injected sleep: {args.straggle * 1000:.0f} ms per step on one of {args.np} ranks. "
-          f"Horovod waits for it every step, so it cannot beat "
-          f"{1 / sleep_per_step:.0f} steps/s; a rank that only paid for its own sleeps "
-          f"would lose {sleep_per_step / args.np * 1000:.1f} ms per step on average.")
+    if sleep_per_step > 0:
+        print(f"Injected sleep: {args.straggle * 1000:.0f} ms per step on one of {args.np} ranks. "
+              f"Horovod waits for it every step, so it cannot beat "
+              f"{1 / sleep_per_step:.0f} steps/s; a rank that only paid for its own sleeps "
+              f"would lose {sleep_per_step / args.np * 1000:.1f} ms per step on average.")
     print(f"Accuracy difference (WAGMA - Horovod): "
           f"{(wagma_run['accuracy'] - hvd_run['accuracy']) * 100:+.2f} points")
     return speedup
