@@ -71,7 +71,7 @@ prints the table and writes bench/results/imbalance_P{P}.json and .png (by defau
 """
 # bench/ is sys.path[0] when a benchmark runs as a script.
 from imbalance_schedule import (bounds, compute_schedule, ideal_time,  # noqa: E402
-                                parse_imbalance_args)
+                                parse_imbalance_args, print_table, wagma_ratios)
 from mpi_launch import relaunch_under_mpirun  # noqa: E402
 from thread_cpu import thread_cpu_seconds  # noqa: E402
 import argparse
@@ -347,26 +347,11 @@ def report(args, P, S, trials, b, elapsed):
                      "/".join(f"{r['thread_cpu_ms_per_rank_step'][k]:.1f}"
                               for k in ("main", "engine", "other")) if r else "-",
                      f"{100 * r['host_cpu_share']:.0f}%" if r else "-", notes))
-    ncol = len(rows[0]) - 1
-    widths = [max(len(row[i]) for row in rows) for i in range(ncol)]
-    for i, row in enumerate(rows):
-        print("  " + "  ".join(c.rjust(w) if j else c.ljust(w)
-                               for j, (c, w) in enumerate(zip(row[:ncol], widths)))
-              + ("  " + row[ncol] if row[ncol] else ""))
-        if i == 0:
-            print("  " + "-" * (sum(widths) + 2 * (ncol - 1)))
+    print_table(rows)
 
-    ratios = {}
+    ratios = wagma_ratios(rate, ("horovod", "wagma_sync", "localsgd"))
     if "wagma" in rate:
         w = rate["wagma"]
-        ratios["wagma_over_ideal"] = w / rate["ideal"]
-        if "ideal_measured" in rate:
-            ratios["wagma_over_ideal_measured"] = w / rate["ideal_measured"]
-        for other in ("horovod", "wagma_sync", "localsgd"):
-            if other in rate:
-                ratios[f"wagma_over_{other}"] = w / rate[other]
-        print("\n  ratios: " + ", ".join(f"{k.replace('_over_', '/')} {v:.2f}"
-                                         for k, v in ratios.items()))
         cores = os.cpu_count() or 1
         cpu_bound = cores / (P * best["wagma"]["cpu_ms_per_rank_step"] / 1e3)
         ratios["wagma_over_host_cpu_bound"] = w / cpu_bound

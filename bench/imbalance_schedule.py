@@ -1,6 +1,6 @@
 """What the imbalance benchmarks (bench/imbalance.py for PyTorch,
 bench/keras_imbalance.py for Keras) share: the command line, the seeded delay
-schedule, and the ideal times computed from it."""
+schedule, the ideal times computed from it, and the report's table and ratios."""
 import argparse
 
 
@@ -73,3 +73,34 @@ def bounds(sched, tau):
     return {"ideal": ideal_time(sched, tau),
             "lockstep": float(sched.max(axis=1).sum()),     # a sync every step
             "no_wait": float(sched.sum(axis=0).max())}      # never any waiting
+
+
+def print_table(rows):
+    """Prints rows of strings (the first is the header) as an aligned table; the last
+    column is free-form notes."""
+    ncol = len(rows[0]) - 1
+    widths = [max(len(row[i]) for row in rows) for i in range(ncol)]
+    for i, row in enumerate(rows):
+        print("  " + "  ".join(c.rjust(w) if j else c.ljust(w)
+                               for j, (c, w) in enumerate(zip(row[:ncol], widths)))
+              + ("  " + row[ncol] if row[ncol] else ""))
+        if i == 0:
+            print("  " + "-" * (sum(widths) + 2 * (ncol - 1)))
+
+
+def wagma_ratios(rate, others):
+    """WAGMA's steps/s over the ideal and over each method in `others` that ran; prints
+    them and returns {"wagma_over_X": ratio} (empty when WAGMA did not run)."""
+    ratios = {}
+    if "wagma" not in rate:
+        return ratios
+    w = rate["wagma"]
+    ratios["wagma_over_ideal"] = w / rate["ideal"]
+    if "ideal_measured" in rate:
+        ratios["wagma_over_ideal_measured"] = w / rate["ideal_measured"]
+    for other in others:
+        if other in rate:
+            ratios[f"wagma_over_{other}"] = w / rate[other]
+    print("\n  ratios: " + ", ".join(f"{k.replace('_over_', '/')} {v:.2f}"
+                                     for k, v in ratios.items()))
+    return ratios

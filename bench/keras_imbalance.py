@@ -74,7 +74,7 @@ bench/results/keras_imbalance_P{P}.json and .png (by default). Importing TensorF
 """
 # bench/ is sys.path[0] when a benchmark runs as a script.
 from imbalance_schedule import (bounds, compute_schedule, ideal_time,  # noqa: E402
-                                parse_imbalance_args)
+                                parse_imbalance_args, print_table, wagma_ratios)
 from mpi_launch import relaunch_under_mpirun  # noqa: E402
 import argparse
 import json
@@ -343,26 +343,9 @@ def report(args, P, S, trials, b, elapsed, import_s):
                      f"{r['mean_train_ms']:.1f}" if r else "-",
                      f"{r['mean_train_between_syncs_ms']:.1f}" if r else "-",
                      f"{r['mean_train_at_syncs_ms']:.1f}" if r else "-", notes.strip()))
-    ncol = len(rows[0]) - 1
-    widths = [max(len(row[i]) for row in rows) for i in range(ncol)]
-    for i, row in enumerate(rows):
-        print("  " + "  ".join(c.rjust(w) if j else c.ljust(w)
-                               for j, (c, w) in enumerate(zip(row[:ncol], widths)))
-              + ("  " + row[ncol] if row[ncol] else ""))
-        if i == 0:
-            print("  " + "-" * (sum(widths) + 2 * (ncol - 1)))
+    print_table(rows)
 
-    ratios = {}
-    if "wagma" in rate:
-        w = rate["wagma"]
-        ratios["wagma_over_ideal"] = w / rate["ideal"]
-        if "ideal_measured" in rate:
-            ratios["wagma_over_ideal_measured"] = w / rate["ideal_measured"]
-        for other in ("horovod", "wagma_sync"):
-            if other in rate:
-                ratios[f"wagma_over_{other}"] = w / rate[other]
-        print("\n  ratios: " + ", ".join(f"{k.replace('_over_', '/')} {v:.2f}"
-                                         for k, v in ratios.items()))
+    ratios = wagma_ratios(rate, ("horovod", "wagma_sync"))
 
     os.makedirs(RESULTS_DIR, exist_ok=True)
     json_path = args.json or os.path.join(RESULTS_DIR, f"keras_imbalance_P{P}.json")
