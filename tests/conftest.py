@@ -30,13 +30,30 @@ class MpiRun:
         self.elapsed = elapsed
 
 
-def run_mpi(worker, np_, *args, timeout=180, env=None, check=True):
-    """Runs tests/workers/<worker> on np_ ranks; returns MpiRun. Fails, never hangs."""
-    import time
+def mpi_command(worker, np_, *args, env=None):
+    """(command, environment, results directory) to run a worker on np_ ranks."""
     cmd = ["mpirun", "-np", str(np_), "--oversubscribe", "--bind-to", "none",
            sys.executable, os.path.join(WORKERS, worker)] + [str(a) for a in args]
     results_dir = tempfile.mkdtemp(prefix="wagma_test_")
     full_env = dict(os.environ, **MPI_ENV, WAGMA_TEST_RESULTS=results_dir, **(env or {}))
+    return cmd, full_env, results_dir
+
+
+def read_results(results_dir):
+    """rank -> the JSON each rank emitted."""
+    results = {}
+    for fname in os.listdir(results_dir):
+        if fname.endswith(".json"):
+            with open(os.path.join(results_dir, fname)) as f:
+                d = json.load(f)
+            results[d["rank"]] = d
+    return results
+
+
+def run_mpi(worker, np_, *args, timeout=180, env=None, check=True):
+    """Runs tests/workers/<worker> on np_ ranks; returns MpiRun. Fails, never hangs."""
+    import time
+    cmd, full_env, results_dir = mpi_command(worker, np_, *args, env=env)
     t0 = time.monotonic()
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
@@ -50,12 +67,7 @@ def run_mpi(worker, np_, *args, timeout=180, env=None, check=True):
         pytest.fail(f"{worker} on {np_} ranks timed out after {timeout}s\n"
                     f"stdout:\n{out[-4000:]}\nstderr:\n{err[-4000:]}")
     elapsed = time.monotonic() - t0
-    results = {}
-    for fname in os.listdir(results_dir):
-        if fname.endswith(".json"):
-            with open(os.path.join(results_dir, fname)) as f:
-                d = json.load(f)
-            results[d["rank"]] = d
+    results = read_results(results_dir)
     if check:
         assert proc.returncode == 0, (
             f"{worker} failed with code {proc.returncode}\nstdout:\n{proc.stdout[-4000:]}\n"

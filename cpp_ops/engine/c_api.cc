@@ -1,5 +1,6 @@
 #include "c_api.h"
 
+#include <algorithm>
 #include <cstring>
 #include <exception>
 #include <string>
@@ -108,6 +109,31 @@ int wagma_poll(int64_t handle) { return Engine::Get().Poll(handle); }
 
 int wagma_wait(int64_t handle, char* err, int errlen) {
   return SetError(err, errlen, Engine::Get().Wait(handle));
+}
+
+int wagma_wait_for(int64_t handle, int timeout_ms, char* err, int errlen) {
+  std::string error;
+  const int state = Engine::Get().WaitFor(handle, int64_t(timeout_ms) * 1000, &error);
+  SetError(err, errlen, error);
+  if (state < 0 || (state == 1 && !error.empty())) return -1;
+  return state;
+}
+
+int wagma_join(int timeout_ms, char* err, int errlen) {
+  std::string error;
+  const int last = Engine::Get().JoinWait(int64_t(timeout_ms) * 1000, &error);
+  SetError(err, errlen, error);
+  return last;
+}
+
+int wagma_stats_json(char* out, int cap) {
+  const std::string json = Engine::Get().StatsJson();
+  if (out && cap > 0) {
+    const size_t n = std::min(json.size(), static_cast<size_t>(cap) - 1);
+    std::memcpy(out, json.data(), n);
+    out[n] = '\0';
+  }
+  return static_cast<int>(json.size());
 }
 
 void wagma_stats(int64_t* out) {

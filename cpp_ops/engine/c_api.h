@@ -37,6 +37,15 @@ int64_t wagma_enqueue_with_callback(const char* name, int dtype, int ndim,
                                     int errlen);
 int wagma_poll(int64_t handle);                      // -1 unknown, 0 pending, 1 done
 int wagma_wait(int64_t handle, char* err, int errlen);  // 0 on success
+// Waits at most timeout_ms: 1 done (0-length err on success), 0 still pending, -1
+// error (err set). Bindings loop over it so that signals reach the interpreter.
+int wagma_wait_for(int64_t handle, int timeout_ms, char* err, int errlen);
+// join(): the first call starts it. Returns the last rank to join once every rank has,
+// -2 while still waiting after timeout_ms, -1 with err set on failure.
+int wagma_join(int timeout_ms, char* err, int errlen);
+// Engine counters and per-stream statistics as JSON; returns the length needed (call
+// again with a larger buffer when it is >= cap).
+int wagma_stats_json(char* out, int cap);
 // rounds_completed, passive_joins, activations_sent, loop_iterations, sleeps,
 // bytes_sent, staleness_sum, staleness_max, call_wait_us
 void wagma_stats(int64_t* out9);

@@ -74,6 +74,12 @@ std::string Engine::Start() {
   small_bytes_ = static_cast<size_t>(EnvDouble("HOROVOD_WAGMA_SMALL_BYTES", 64 * 1024));
   shutdown_timeout_s_ = EnvDouble("HOROVOD_WAGMA_SHUTDOWN_TIMEOUT", 30.0);
   spin_us_ = static_cast<int64_t>(EnvDouble("HOROVOD_WAGMA_SPIN_US", 200));
+  stalls_ = std::make_unique<StallInspector>(StallSettings::FromEnv());
+  const char* timeline_path = std::getenv("WAGMA_TIMELINE");
+  if (timeline_path && *timeline_path) {
+    const std::string error = timeline_.Open(timeline_path, rank_);
+    if (!error.empty()) return "WAGMA_TIMELINE: " + error;
+  }
   channel_ = std::make_unique<ActivationChannel>(control_comm_);
   if (rank_ == kRegistrar) book_ = std::make_unique<RegistrationBook>();
   thread_ = std::thread([this] { Loop(); });
@@ -104,8 +110,95 @@ const GroupSchedule& Engine::ScheduleFor(int num_ranks, int group_size) {
 }
 
 EngineStats Engine::stats() {
+  EngineStats out;
+  {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    out = stats_;
+  }
+  out.pending_handles = static_cast<int64_t>(handles_.pending());
+  std::lock_guard<std::mutex> lock(queue_mu_);
+  out.queue_depth = static_cast<int64_t>(queue_.size());
+  return out;
+}
+
+std::string Engine::StatsJson() {
+  const EngineStats e = stats();
+  std::string out = "{\"engine\":{";
+  const std::pair<const char*, int64_t> fields[] = {
+      {"rounds_completed", e.rounds_completed}, {"passive_joins", e.passive_joins},
+      {"activations_sent", e.activations_sent}, {"loop_iterations", e.loop_iterations},
+      {"sleeps", e.sleeps}, {"bytes_sent", e.bytes_sent},
+      {"staleness_sum", e.staleness_sum}, {"staleness_max", e.staleness_max},
+      {"call_wait_us", e.call_wait_us}, {"pending_handles", e.pending_handles},
+      {"rounds_held", e.rounds_held}, {"queue_depth", e.queue_depth},
+      {"in_flight", e.in_flight}};
+  bool first = true;
+  for (const auto& f : fields) {
+    out += std::string(first ? "" : ",") + "\"" + f.first + "\":" + std::to_string(f.second);
+    first = false;
+  }
   std::lock_guard<std::mutex> lock(stats_mu_);
-  return stats_;
+  return out + "},\"streams\":" + StreamStatsJson(stream_stats_) + "}";
+}
+
+int Engine::WaitFor(int64_t handle, int64_t timeout_us, std::string* error) {
+  HandleTable::Outcome outcome;
+  const int state = handles_.WaitFor(handle, timeout_us, &outcome);
+  if (state < 0) *error = "unknown handle " + std::to_string(handle);
+  if (state != 1) return state;
+  *error = outcome.error;
+  if (!outcome.stream.empty()) {
+    {
+      std::lock_guard<std::mutex> lock(stats_mu_);
+      StreamStats& st = stream_stats_[outcome.stream];
+      (outcome.global ? st.global_wait_us : st.group_wait_us) += outcome.waited_us;
+    }
+    if (timeline_.enabled()) {
+      timeline_.Span(Timeline::kApp, "wait", outcome.stream, outcome.first_wait_at_us,
+                     outcome.first_wait_at_us + outcome.waited_us,
+                     "\"round\":" + std::to_string(outcome.round));
+    }
+  }
+  return 1;
+}
+
+std::string Engine::Wait(int64_t handle) {
+  std::string error;
+  WaitFor(handle, -1, &error);
+  return error;
+}
+
+int Engine::JoinWait(int64_t timeout_us, std::string* error) {
+  std::unique_lock<std::mutex> lock(join_mu_);
+  if (!join_requested_) {
+    if (!started_ || shutdown_requested_) {
+      *error = "the WAGMA engine is not running: call init() first";
+      return -1;
+    }
+    join_requested_ = true;
+    join_result_ = -2;
+    join_error_.clear();
+    Request req;
+    req.kind = Request::Kind::kJoin;
+    {
+      std::lock_guard<std::mutex> qlock(queue_mu_);
+      queue_.push_back(std::move(req));
+    }
+    queue_cv_.notify_one();
+  }
+  auto done = [this] { return join_result_ != -2 || !join_error_.empty(); };
+  if (timeout_us < 0) {
+    join_cv_.wait(lock, done);
+  } else {
+    join_cv_.wait_for(lock, std::chrono::microseconds(timeout_us), done);
+  }
+  if (!done()) return -2;
+  join_requested_ = false;
+  if (!join_error_.empty()) {
+    *error = join_error_;
+    return -1;
+  }
+  return join_result_;
 }
 
 int64_t Engine::Enqueue(const StreamSpec& spec, const void* input, void* output,
@@ -120,8 +213,13 @@ int64_t Engine::Enqueue(const StreamSpec& spec, const void* input, void* output,
   }
   *error = ValidateConfig(spec.config);
   if (!error->empty()) return 0;
-  Request req{std::chrono::steady_clock::now(), handles_.Allocate(std::move(on_done)), spec,
-              input, output};
+  Request req;
+  req.enqueued = std::chrono::steady_clock::now();
+  req.enqueued_us = Timeline::NowUs();
+  req.handle = handles_.Allocate(std::move(on_done));
+  req.spec = spec;
+  req.input = input;
+  req.output = output;
   const int64_t handle = req.handle;
   {
     std::lock_guard<std::mutex> lock(queue_mu_);
@@ -145,16 +243,22 @@ void Engine::Loop() {
       progressed |= PollControl();
       progressed |= ProgressRounds();
       progressed |= JoinActivatedRounds();
+      InspectStalls();
       channel_->FlushSends();
       if (shutdown_requested_ && ShutdownStep()) break;
     } catch (const std::exception& e) {
       std::fprintf(stderr, "[horovod_wagma rank %d] engine error: %s\n", rank_, e.what());
       handles_.FailAll(std::string("WAGMA engine error: ") + e.what());
+      FinishJoin(-1, std::string("WAGMA engine error: ") + e.what());
       break;
     }
     {
+      int64_t held = 0;
+      for (const auto& kv : streams_) held += static_cast<int64_t>(kv.second.rounds.size());
       std::lock_guard<std::mutex> lock(stats_mu_);
       ++stats_.loop_iterations;
+      stats_.rounds_held = held;
+      stats_.in_flight = in_flight_;
     }
     const Clock::time_point now = Clock::now();
     if (progressed) {
@@ -184,6 +288,8 @@ void Engine::Loop() {
                        [this] { return !queue_.empty() || shutdown_requested_.load(); });
   }
   handles_.FailAll("the WAGMA engine shut down before this request completed");
+  FinishJoin(-1, "the WAGMA engine shut down before every rank joined");
+  timeline_.Close();
 }
 
 bool Engine::DrainRequests() {
@@ -215,7 +321,25 @@ bool Engine::PollControl() {
         OnReject(name, text);
         break;
       case ControlKind::kActivate:
-        OnActivate(msg.stream_id, msg.round);
+        OnActivate(msg.source, msg.stream_id, msg.round, msg.payload);
+        break;
+      case ControlKind::kGoodbye:
+        OnGoodbye(msg.source, msg.payload);
+        break;
+      case ControlKind::kJoined:
+        OnJoined(msg.source, msg.payload);
+        break;
+      case ControlKind::kAllJoined:
+        OnAllJoined(msg.stream_id, msg.payload);
+        break;
+      case ControlKind::kStreamError:
+        OnStreamError(msg.stream_id, msg.payload);
+        break;
+      case ControlKind::kWaiting:
+        OnWaiting(msg.source, msg.stream_id, msg.round);
+        break;
+      case ControlKind::kStallNotice:
+        OnStallNotice(msg.stream_id, msg.round, msg.payload);
         break;
     }
   }
@@ -239,7 +363,24 @@ bool Engine::ProgressRounds() {
         std::lock_guard<std::mutex> lock(stats_mu_);
         ++stats_.rounds_completed;
       }
-      if (rs.call) FinishAppRound(s, round);
+      // Completion on the inspector means every member contributed.
+      if (rs.members[0] == rank_) stalls_->Forget(s.id, round);
+      if (timeline_.enabled()) {
+        std::string members;
+        for (int m : rs.members) members += (members.empty() ? "" : ",") + std::to_string(m);
+        timeline_.Span(Timeline::kEngine, "reduction", s.spec.name, rs.joined_at_us,
+                       Timeline::NowUs(),
+                       "\"round\":" + std::to_string(round) + ",\"kind\":\"" +
+                           (rs.plan.global ? "global" : "group") + "\",\"passive\":" +
+                           (rs.passive ? "true" : "false") + ",\"members\":[" + members + "]");
+      }
+      if (rs.call) {
+        FinishAppRound(s, round);
+      } else if (self_joined_ || round < s.next_app_round) {
+        // Nobody will collect it (this rank joined, or skipped past it when all
+        // joined): the published value stays the final model.
+        s.Drop(round);
+      }
     }
   }
   return any;
@@ -252,7 +393,9 @@ bool Engine::JoinActivatedRounds() {
     while (!s.activations.empty()) {
       const int64_t round = *s.activations.begin();
       auto existing = s.rounds.find(round);
-      if (existing != s.rounds.end() && existing->second.joined) {
+      if ((existing != s.rounds.end() && existing->second.joined) ||
+          (leaving_ && round > s.last_joined_round)) {
+        // Joined already, or beyond the rounds this rank's goodbye promised to serve.
         s.activations.erase(s.activations.begin());
         continue;
       }
@@ -267,19 +410,8 @@ bool Engine::JoinActivatedRounds() {
         }
       }
       if (earlier_in_flight) break;
-      RoundState& rs = GetRound(s, round);
-      rs.passive_contribution = pool_.Copy(s.published, s.spec.num_bytes());
-      Join(s, rs, rs.passive_contribution.data(), /*activate=*/false);
       s.activations.erase(s.activations.begin());
-      {
-        // The published value belongs to round published_version / 2 (its input or
-        // output); an output of round r - 1 is fresh (0 rounds stale).
-        const int64_t staleness = std::max<int64_t>(0, round - 1 - s.published_version / 2);
-        std::lock_guard<std::mutex> lock(stats_mu_);
-        ++stats_.passive_joins;
-        stats_.staleness_sum += staleness;
-        stats_.staleness_max = std::max(stats_.staleness_max, staleness);
-      }
+      JoinPassively(s, round);
       any = true;
     }
   }
@@ -287,8 +419,10 @@ bool Engine::JoinActivatedRounds() {
 }
 
 bool Engine::ShutdownStep() {
-  if (shutdown_state_ == ShutdownState::kDrain && shutdown_started_.time_since_epoch().count() == 0)
+  if (shutdown_state_ == ShutdownState::kDrain && shutdown_started_.time_since_epoch().count() == 0) {
     shutdown_started_ = std::chrono::steady_clock::now();
+    SayGoodbye();
+  }
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                                        shutdown_started_).count();
   bool quiet = in_flight_ == 0 && channel_->FlushSends();
@@ -330,8 +464,17 @@ bool Engine::ShutdownStep() {
 // Requests, registration, activation
 
 void Engine::HandleRequest(Request req) {
+  if (req.kind == Request::Kind::kJoin) {
+    StartJoin();
+    return;
+  }
   if (shutdown_requested_) {
     handles_.Complete(req.handle, "the WAGMA engine is shutting down");
+    return;
+  }
+  if (self_joined_) {
+    handles_.Complete(req.handle, "this rank called join(): it cannot enter rounds until "
+                                  "every rank has joined");
     return;
   }
   if (req.spec.members.empty()) {
@@ -362,11 +505,20 @@ void Engine::HandleRequest(Request req) {
     }
     it = streams_.find(req.spec.name);
   } else {
-    const std::string mismatch =
-        it->second.spec.Mismatch("its round 0", req.spec, "this call");
-    if (!mismatch.empty()) {
+    Stream& s = it->second;
+    const std::string mismatch = s.spec.Mismatch("its round 0", req.spec, "this call");
+    if (!mismatch.empty() && (s.id < 0 || !s.error.empty())) {
+      // Round 0 is still being validated: refuse just this call.
       handles_.Complete(req.handle, "a stream cannot change after round 0: " + mismatch);
       return;
+    }
+    if (!mismatch.empty()) {
+      // Every member hears it: the others would otherwise wait for this rank forever.
+      const std::string error = "rank " + std::to_string(rank_) + " called round " +
+                                std::to_string(s.next_app_round) + " of stream '" +
+                                s.spec.name + "', which cannot change after round 0: " +
+                                mismatch;
+      FailStream(s, error, /*tell_peers=*/true);
     }
   }
   Stream& s = it->second;
@@ -374,14 +526,23 @@ void Engine::HandleRequest(Request req) {
     handles_.Complete(req.handle, s.error);
     return;
   }
+  {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    stream_stats_[s.spec.name];  // listed from its first call on
+  }
   const int64_t round = s.next_app_round++;
   RoundState& rs = GetRound(s, round);
-  rs.call = AppCall{req.enqueued, req.handle, req.input, req.output};
+  rs.call = AppCall{req.enqueued, req.enqueued_us, req.handle, req.input, req.output};
   if (s.id >= 0) EnterRound(s, rs);
 }
 
 void Engine::OnRegister(int source, const StreamSpec& spec) {
-  for (const RegistrationBook::Verdict& v : book_->Add(source, spec)) {
+  Announce(book_->Add(source, spec));
+  RejectUnreachableRegistrations();
+}
+
+void Engine::Announce(const std::vector<RegistrationBook::Verdict>& verdicts) {
+  for (const RegistrationBook::Verdict& v : verdicts) {
     for (int r : v.ranks) {
       if (r == rank_) continue;
       ControlMessage msg;
@@ -416,15 +577,17 @@ void Engine::OnReject(const std::string& name, const std::string& error) {
   FailStream(it->second, error);
 }
 
-void Engine::FailStream(Stream& s, const std::string& error) {
-  s.error = error;
-  for (auto& kv : s.rounds) {
-    if (kv.second.call) handles_.Complete(kv.second.call->handle, error);
-  }
-  s.rounds.clear();
+void Engine::SendControl(int dest, ControlKind kind, int stream_id, int64_t round,
+                         const std::string& payload) {
+  ControlMessage msg;
+  msg.kind = kind;
+  msg.stream_id = stream_id;
+  msg.round = round;
+  msg.payload = payload;
+  channel_->Send(dest, msg);
 }
 
-void Engine::OnActivate(int stream_id, int64_t round) {
+void Engine::OnActivate(int source, int stream_id, int64_t round, const std::string& payload) {
   auto it = streams_by_id_.find(stream_id);
   if (it == streams_by_id_.end()) {
     std::fprintf(stderr, "[horovod_wagma rank %d] activation for unknown stream %d ignored\n",
@@ -432,128 +595,27 @@ void Engine::OnActivate(int stream_id, int64_t round) {
     return;
   }
   Stream& s = *it->second;
-  auto r = s.rounds.find(round);
-  if (r != s.rounds.end() ? r->second.joined : round < s.next_app_round) {
-    return;  // joined already; rounds the app entered and collected are forgotten
+  if (timeline_.enabled()) {
+    timeline_.Instant(Timeline::kEngine, "activation", "activation_received", Timeline::NowUs(),
+                      "\"stream\":\"" + JsonEscape(s.spec.name) + "\",\"round\":" +
+                          std::to_string(round) + ",\"from\":" + std::to_string(source));
   }
-  s.activations.insert(round);
-}
-
-// ---------------------------------------------------------------------------------
-// Rounds
-
-RoundState& Engine::GetRound(Stream& s, int64_t round) {
-  auto it = s.rounds.find(round);
-  if (it != s.rounds.end()) return it->second;
-  RoundState& rs = s.rounds[round];
-  rs.round = round;
-  rs.plan = PlanRound(round, s.spec.config.sync_period, s.schedule->num_phases());
-  // The schedule is over positions in the process set; members are world ranks.
-  if (rs.plan.global) {
-    rs.members = s.spec.members;
-  } else {
-    for (int index : s.schedule->GroupOf(rs.plan.phase, s.my_index))
-      rs.members.push_back(s.spec.members[index]);
-  }
-  for (size_t i = 0; i < rs.members.size(); ++i)
-    if (rs.members[i] == rank_) rs.my_index = static_cast<int>(i);
-  return rs;
-}
-
-void Engine::EnterRound(Stream& s, RoundState& rs) {
-  Publish(s, rs.call->input, 2 * rs.round, /*copy=*/false);
-  if (rs.completed) {
-    FinishAppRound(s, rs.round);
-  } else if (!rs.joined) {
-    const bool activate = !rs.plan.global && s.spec.config.wait_avoiding;
-    Join(s, rs, rs.call->input, activate);
-  }
-}
-
-void Engine::Join(Stream& s, RoundState& rs, const void* contribution, bool activate) {
-  rs.joined = true;
-  rs.contribution = contribution;
-  if (activate) {
-    for (int m : rs.members) {
-      if (m == rank_) continue;
-      ControlMessage msg;
-      msg.kind = ControlKind::kActivate;
-      msg.stream_id = s.id;
-      msg.round = rs.round;
-      channel_->Send(m, msg);
-    }
-    std::lock_guard<std::mutex> lock(stats_mu_);
-    stats_.activations_sent += static_cast<int64_t>(rs.members.size()) - 1;
-  }
-  ReductionArgs args;
-  args.comm = data_comm_;
-  args.tag = DataTag(s.id, rs.round);
-  args.members = rs.members;
-  args.my_index = rs.my_index;
-  args.dtype = s.spec.dtype;
-  args.count = s.spec.num_elements();
-  args.contribution = contribution;
-  // The app's own contribution under the plain mean (global rounds, or 'fresh' with
-  // c = x) makes m the answer: reduce straight into the output, no extra pass.
-  rs.mean_in_output = rs.call && contribution == rs.call->input &&
-                      (rs.plan.global || s.spec.config.averaging == Averaging::kFresh);
-  if (rs.mean_in_output) {
-    args.result = rs.call->output;
-  } else {
-    rs.mean = pool_.Take(s.spec.num_bytes());
-    args.result = rs.mean.data();
-  }
-  args.pool = &pool_;
-  rs.reduction = MakeGroupReduction(std::move(args), small_bytes_);
-  rs.reduction->Start();
-  {
-    std::lock_guard<std::mutex> lock(stats_mu_);
-    stats_.bytes_sent += static_cast<int64_t>(rs.reduction->BytesSent());
-  }
-  ++in_flight_;
-}
-
-void Engine::FinishAppRound(Stream& s, int64_t round) {
-  RoundState& rs = s.rounds.at(round);
-  AppCall& call = *rs.call;
-  const size_t n = s.spec.num_elements();
-  const size_t bytes = s.spec.num_bytes();
-  const int g = static_cast<int>(rs.members.size());
-  char* out = static_cast<char*>(call.output);
-  const void* x = call.input;
-  if (rs.mean_in_output) {
-    // already there
-  } else if (rs.plan.global) {
-    std::memcpy(out, rs.mean.data(), bytes);
-  } else if (s.spec.config.averaging == Averaging::kPaper) {
-    PaperAverage(s.spec.dtype, rs.mean.data(), x, g, n, out);
-  } else if (rs.contribution == x || std::memcmp(rs.contribution, x, bytes) == 0) {
-    std::memcpy(out, rs.mean.data(), bytes);  // c == x: the plain group mean
-  } else {
-    FreshCorrection(s.spec.dtype, rs.mean.data(), rs.contribution, x, g, n, out);
-  }
-  // Without wait-avoidance nobody ever reads the published value.
-  if (s.spec.config.wait_avoiding) Publish(s, out, 2 * round + 1, /*copy=*/true);
-  const int64_t handle = call.handle;
-  {
-    std::lock_guard<std::mutex> lock(stats_mu_);
-    stats_.call_wait_us += std::chrono::duration_cast<std::chrono::microseconds>(
-                               std::chrono::steady_clock::now() - call.enqueued).count();
-  }
-  s.rounds.erase(round);
-  handles_.Complete(handle);
-}
-
-void Engine::Publish(Stream& s, const void* value, int64_t version, bool copy) {
-  if (version <= s.published_version) return;
-  s.published_version = version;
-  if (!copy) {
-    s.published = value;
+  uint64_t fingerprint = 0;
+  if (payload.size() == sizeof(fingerprint)) std::memcpy(&fingerprint, payload.data(), sizeof(fingerprint));
+  if (fingerprint != s.spec.Fingerprint() && s.error.empty()) {
+    FailStream(s, "rank " + std::to_string(source) + " activated round " +
+                      std::to_string(round) + " of stream '" + s.spec.name +
+                      "' with a different shape, dtype or configuration than this rank's",
+               /*tell_peers=*/true);
     return;
   }
-  if (s.published_copy.empty()) s.published_copy = pool_.Take(s.spec.num_bytes());
-  std::memcpy(s.published_copy.data(), value, s.spec.num_bytes());
-  s.published = s.published_copy.data();
+  if (!s.error.empty()) return;
+  auto r = s.rounds.find(round);
+  if (r != s.rounds.end() ? r->second.joined
+                          : round < s.next_app_round || s.dropped.count(round)) {
+    return;  // joined already; rounds collected or dropped are forgotten
+  }
+  s.activations.insert(round);
 }
 
 }  // namespace wagma

@@ -3,6 +3,10 @@
 //
 //   Enqueue -> request queue -> background loop (control messages, reductions,
 //   activations) -> output written -> handle completed -> Poll / Wait.
+//
+// The implementation is split by concern: engine.cc (lifecycle, the loop, requests,
+// control messages), engine_rounds.cc (rounds and published values) and
+// engine_faults.cc (peers that join or leave, stalls, mid-run mismatches).
 #pragma once
 
 #include <mpi.h>
@@ -22,8 +26,12 @@
 #include "activation_channel.h"
 #include "buffer.h"
 #include "handle_table.h"
+#include "peer_roster.h"
 #include "registration_book.h"
+#include "stall_inspector.h"
 #include "stream_state.h"
+#include "stream_stats.h"
+#include "timeline.h"
 
 namespace wagma {
 
@@ -38,6 +46,10 @@ struct EngineStats {
   int64_t staleness_sum = 0;
   int64_t staleness_max = 0;
   int64_t call_wait_us = 0;  // app calls: enqueue to completion, summed
+  int64_t pending_handles = 0;  // issued and not yet waited on
+  int64_t rounds_held = 0;      // round states kept by the loop
+  int64_t queue_depth = 0;      // requests not yet taken by the loop
+  int64_t in_flight = 0;        // reductions in progress
 };
 
 class Engine {
@@ -58,19 +70,31 @@ class Engine {
   int64_t Enqueue(const StreamSpec& spec, const void* input, void* output, std::string* error,
                   HandleTable::Callback on_done = nullptr);
   int Poll(int64_t handle) { return handles_.Poll(handle); }
-  std::string Wait(int64_t handle) { return handles_.WaitAndRelease(handle); }
+  // Waits up to timeout_us (< 0: no limit): 1 done (*error set on failure), 0 still
+  // pending, -1 unknown handle.
+  int WaitFor(int64_t handle, int64_t timeout_us, std::string* error);
+  std::string Wait(int64_t handle);
+  // join(): this rank has no more data. Its engine keeps serving every round with its
+  // final model until all ranks have joined. The first call starts it; returns the
+  // last rank to join once all have, -2 while still waiting after timeout_us, -1 with
+  // *error set on failure.
+  int JoinWait(int64_t timeout_us, std::string* error);
   EngineStats stats();
+  // {"engine": {...}, "streams": {"name": {...}}}
+  std::string StatsJson();
 
   const GroupSchedule& ScheduleFor(int num_ranks, int group_size);
 
  private:
   Engine() : pool_(size_t(1) << 30) {}
   struct Request {
+    enum class Kind { kRound, kJoin } kind = Kind::kRound;
     std::chrono::steady_clock::time_point enqueued;
-    int64_t handle;
+    int64_t enqueued_us = 0;  // Timeline clock
+    int64_t handle = 0;
     StreamSpec spec;
-    const void* input;
-    void* output;
+    const void* input = nullptr;
+    void* output = nullptr;
   };
 
   void Loop();
@@ -82,18 +106,45 @@ class Engine {
 
   void HandleRequest(Request req);
   void OnRegister(int source, const StreamSpec& spec);
+  // Tells every registered rank the registrar's verdicts.
+  void Announce(const std::vector<RegistrationBook::Verdict>& verdicts);
   void OnAssign(const std::string& name, int stream_id);
   void OnReject(const std::string& name, const std::string& error);
-  void OnActivate(int stream_id, int64_t round);
+  void OnActivate(int source, int stream_id, int64_t round, const std::string& payload);
+  void SendControl(int dest, ControlKind kind, int stream_id, int64_t round,
+                   const std::string& payload = "");
 
+  // engine_rounds.cc
+  std::vector<int> MembersOf(const Stream& s, int64_t round, RoundPlan* plan) const;
   RoundState& GetRound(Stream& s, int64_t round);
   void EnterRound(Stream& s, RoundState& rs);
-  void Join(Stream& s, RoundState& rs, const void* contribution, bool activate);
+  void JoinRound(Stream& s, RoundState& rs, const void* contribution, bool activate);
+  void JoinPassively(Stream& s, int64_t round);
   // Writes the app's output, publishes it, completes the handle, forgets the round.
   void FinishAppRound(Stream& s, int64_t round);
   // By reference for app inputs, by copy for outputs (see stream_state.h).
   void Publish(Stream& s, const void* value, int64_t version, bool copy);
-  void FailStream(Stream& s, const std::string& error);
+  // The app may free an input it gets back with an error: stop referencing it.
+  void DetachPublished(Stream& s);
+
+  // engine_faults.cc
+  void FailRound(Stream& s, int64_t round, const std::string& error);
+  // Fails the stream on this rank for good; `tell_peers` spreads the error to every
+  // member, so no rank is left waiting in a later round.
+  void FailStream(Stream& s, const std::string& error, bool tell_peers = false);
+  void OnStreamError(int stream_id, const std::string& error);
+  void SayGoodbye();
+  void OnGoodbye(int source, const std::string& payload);
+  void StartJoin();
+  void OnJoined(int source, const std::string& payload);
+  void OnAllJoined(int last_rank, const std::string& payload);
+  void FinishJoin(int last_rank, const std::string& error);
+  // Registrar: rejects streams whose round 0 waits for a rank that joined or left.
+  void RejectUnreachableRegistrations();
+  void InspectStalls();
+  void OnWaiting(int source, int stream_id, int64_t round);
+  void OnStallNotice(int stream_id, int64_t round, const std::string& text);
+  void CheckRegistrationStalls();
 
   std::atomic<bool> started_{false};
   std::atomic<bool> shutdown_requested_{false};
@@ -104,6 +155,7 @@ class Engine {
   MPI_Comm data_comm_ = MPI_COMM_NULL;
   std::unique_ptr<ActivationChannel> channel_;
   std::unique_ptr<RegistrationBook> book_;  // registrar (world rank 0) only
+  Timeline timeline_;
   size_t small_bytes_ = 64 * 1024;
   double shutdown_timeout_s_ = 30.0;
   int64_t spin_us_ = 200;  // after activity, poll this long before sleeping
@@ -122,6 +174,24 @@ class Engine {
   std::map<std::string, Stream> streams_;
   std::unordered_map<int, Stream*> streams_by_id_;
   int64_t in_flight_ = 0;
+  // Reductions given up on (a peer left or stalled): their receives are cancelled,
+  // their sends may never complete, so their buffers are kept rather than reused.
+  std::vector<std::unique_ptr<GroupReduction>> abandoned_;
+  PeerRoster roster_;
+  std::unique_ptr<StallInspector> stalls_;
+  std::chrono::steady_clock::time_point last_stall_check_;
+  std::map<std::string, std::chrono::steady_clock::time_point> registration_warned_;
+  bool leaving_ = false;      // goodbye sent: join no round beyond those it lists
+  bool self_joined_ = false;  // this rank called join() and not all ranks have
+  std::vector<int> join_order_;  // registrar: ranks joined so far, in arrival order
+  std::map<int, int64_t> join_last_round_;  // registrar: per stream, the last round any
+                                            // joined rank's app entered
+
+  std::mutex join_mu_;
+  std::condition_variable join_cv_;
+  bool join_requested_ = false;
+  int join_result_ = -2;
+  std::string join_error_;
   enum class ShutdownState { kDrain, kBarrier, kFinal };
   ShutdownState shutdown_state_ = ShutdownState::kDrain;
   MPI_Request shutdown_barrier_ = MPI_REQUEST_NULL;
@@ -129,6 +199,7 @@ class Engine {
 
   std::mutex stats_mu_;
   EngineStats stats_;
+  std::map<std::string, StreamStats> stream_stats_;
 };
 
 }  // namespace wagma

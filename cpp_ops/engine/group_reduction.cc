@@ -17,6 +17,16 @@ bool AllRequestsDone(std::vector<MPI_Request>& requests) {
   return flag != 0;
 }
 
+void CancelReceives(std::vector<MPI_Request>& requests, size_t num_receives) {
+  for (size_t i = 0; i < num_receives && i < requests.size(); ++i) {
+    if (requests[i] == MPI_REQUEST_NULL) continue;
+    MPI_Cancel(&requests[i]);
+    // A receive matched before the cancel completes normally; the sender is a live
+    // peer, so this wait is short either way.
+    MPI_Wait(&requests[i], MPI_STATUS_IGNORE);
+  }
+}
+
 std::unique_ptr<GroupReduction> MakeGroupReduction(ReductionArgs args, size_t small_bytes) {
   const size_t bytes = args.count * ElementSize(args.dtype);
   if (args.members.size() <= 2 || bytes <= small_bytes)

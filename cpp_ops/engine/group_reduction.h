@@ -10,7 +10,9 @@
 //    them without further tags;
 //  * the contribution must stay valid and unchanged until Progress() returns true;
 //  * the mean is written to `result`, which may alias the contribution (in-place
-//    calls): nothing is written there before every send has completed.
+//    calls): nothing is written there before every send has completed;
+//  * each step posts its receives before its sends, so Abandon() knows which
+//    requests are receives.
 #pragma once
 
 #include <mpi.h>
@@ -44,6 +46,9 @@ class GroupReduction {
   virtual bool Progress() = 0;
   // Payload bytes this member sends over the whole reduction.
   virtual size_t BytesSent() const = 0;
+  // Gives up (a member is gone): cancels pending receives and waits until none can
+  // still write to this reduction's buffers or the result. Sends may stay pending.
+  virtual void Abandon() = 0;
 
  protected:
   int group_size() const { return static_cast<int>(args_.members.size()); }
@@ -54,6 +59,9 @@ class GroupReduction {
 // Picks the algorithm: DirectExchange for small tensors and pairs, ScatterAllgather
 // for large tensors in groups of three or more.
 std::unique_ptr<GroupReduction> MakeGroupReduction(ReductionArgs args, size_t small_bytes);
+
+// Cancels and completes the first `num_receives` requests (the receives).
+void CancelReceives(std::vector<MPI_Request>& requests, size_t num_receives);
 
 // Test-all over a request list that may contain MPI_REQUEST_NULL; throws on MPI error.
 bool AllRequestsDone(std::vector<MPI_Request>& requests);

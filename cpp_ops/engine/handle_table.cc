@@ -4,16 +4,20 @@
 #include <thread>
 #include <vector>
 
+#include "timeline.h"
+
 namespace wagma {
 
 int64_t HandleTable::Allocate(Callback on_done) {
   std::lock_guard<std::mutex> lock(mu_);
   const int64_t h = next_++;
-  states_[h] = State{false, "", std::move(on_done)};
+  State& s = states_[h];
+  s.on_done = std::move(on_done);
   return h;
 }
 
-void HandleTable::Complete(int64_t handle, const std::string& error) {
+void HandleTable::Complete(int64_t handle, const std::string& error,
+                           const std::string& stream, bool global, int64_t round) {
   Callback on_done;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -23,8 +27,12 @@ void HandleTable::Complete(int64_t handle, const std::string& error) {
       on_done = std::move(it->second.on_done);
       states_.erase(it);
     } else {
-      it->second.done = true;
-      it->second.error = error;
+      State& s = it->second;
+      s.done = true;
+      s.outcome.error = error;
+      s.outcome.stream = stream;
+      s.outcome.global = global;
+      s.outcome.round = round;
     }
   }
   if (on_done) {
@@ -41,11 +49,14 @@ int HandleTable::Poll(int64_t handle) {
   return it->second.done ? 1 : 0;
 }
 
-std::string HandleTable::WaitAndRelease(int64_t handle) {
+int HandleTable::WaitFor(int64_t handle, int64_t timeout_us, Outcome* out) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point t0 = Clock::now();
+  const int64_t t0_us = Timeline::NowUs();
   // Small rounds finish within microseconds: poll briefly (yielding) before paying
   // for a sleep and a wake-up.
-  const auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(100);
-  while (std::chrono::steady_clock::now() < spin_until) {
+  const auto spin_until = t0 + std::chrono::microseconds(100);
+  while (Clock::now() < spin_until) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       auto it = states_.find(handle);
@@ -55,11 +66,25 @@ std::string HandleTable::WaitAndRelease(int64_t handle) {
   }
   std::unique_lock<std::mutex> lock(mu_);
   auto it = states_.find(handle);
-  if (it == states_.end()) return "unknown handle " + std::to_string(handle);
-  cv_.wait(lock, [&] { return states_[handle].done; });
-  std::string error = states_[handle].error;
+  if (it == states_.end()) return -1;
+  State& s = it->second;
+  if (!s.done) {
+    // `s` stays valid while waiting (references survive rehashing; only this waiter
+    // erases a handle without a callback), unlike `it`.
+    auto ready = [&] { return s.done; };
+    if (timeout_us < 0) {
+      cv_.wait(lock, ready);
+    } else {
+      cv_.wait_for(lock, std::chrono::microseconds(timeout_us), ready);
+    }
+  }
+  if (s.outcome.first_wait_at_us == 0) s.outcome.first_wait_at_us = t0_us;
+  s.outcome.waited_us +=
+      std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0).count();
+  if (!s.done) return 0;
+  *out = std::move(s.outcome);
   states_.erase(handle);
-  return error;
+  return 1;
 }
 
 void HandleTable::FailAll(const std::string& error) {
@@ -70,6 +95,11 @@ void HandleTable::FailAll(const std::string& error) {
       if (!kv.second.done) pending.push_back(kv.first);
   }
   for (int64_t h : pending) Complete(h, error);
+}
+
+size_t HandleTable::pending() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return states_.size();
 }
 
 }  // namespace wagma

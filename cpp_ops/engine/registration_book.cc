@@ -25,6 +25,7 @@ std::vector<RegistrationBook::Verdict> RegistrationBook::Add(int rank, const Str
   if (e.seen.empty()) {
     e.first = spec;
     e.first_rank = rank;
+    e.since = std::chrono::steady_clock::now();
   }
   if (!Contains(e.seen, rank)) {
     e.seen.push_back(rank);
@@ -66,6 +67,26 @@ std::vector<RegistrationBook::Verdict> RegistrationBook::Add(int rank, const Str
   verdicts.push_back(v);
   entries_.erase(key);
   return verdicts;
+}
+
+std::vector<RegistrationBook::Pending> RegistrationBook::Waiting() const {
+  const auto now = std::chrono::steady_clock::now();
+  std::vector<Pending> out;
+  for (const auto& kv : entries_) {
+    const Entry& e = kv.second;
+    out.push_back(Pending{kv.first, e.first.name, e.first.members, e.seen,
+                          std::chrono::duration<double>(now - e.since).count()});
+  }
+  return out;
+}
+
+RegistrationBook::Verdict RegistrationBook::Reject(const std::string& key,
+                                                   const std::string& error) {
+  auto it = entries_.find(key);
+  if (it == entries_.end()) return Verdict{};
+  Verdict v{it->second.first.name, -1, error, it->second.seen};
+  entries_.erase(it);
+  return v;
 }
 
 }  // namespace wagma

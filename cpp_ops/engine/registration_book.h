@@ -5,6 +5,7 @@
 // with them data tags, are unique across overlapping sets.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <string>
 #include <vector>
@@ -28,12 +29,26 @@ class RegistrationBook {
   // rejection of registrations under the same name for an overlapping process set.
   std::vector<Verdict> Add(int rank, const StreamSpec& spec);
 
+  // Streams still waiting for members to register (for stall reports and for ranks
+  // that joined or left before the stream's round 0).
+  struct Pending {
+    std::string key;
+    std::string name;
+    std::vector<int> members;
+    std::vector<int> seen;
+    double waited_s = 0;
+  };
+  std::vector<Pending> Waiting() const;
+  // Gives up on a pending stream: the rejection every registered rank must hear.
+  Verdict Reject(const std::string& key, const std::string& error);
+
  private:
   struct Entry {
     StreamSpec first;
     int first_rank = -1;
     std::vector<int> seen;  // ranks
     std::string error;
+    std::chrono::steady_clock::time_point since;
   };
   int next_id_ = 0;
   std::map<std::string, Entry> entries_;

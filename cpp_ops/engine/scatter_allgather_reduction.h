@@ -19,6 +19,7 @@ class ScatterAllgatherReduction : public GroupReduction {
   using GroupReduction::GroupReduction;
   void Start() override;
   bool Progress() override;
+  void Abandon() override { CancelReceives(requests_, group_size() - 1); }
   size_t BytesSent() const override {
     const size_t mine = ChunkCount(args_.my_index) * elem_size();
     return (args_.count * elem_size() - mine) + (group_size() - 1) * mine;

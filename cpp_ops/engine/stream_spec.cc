@@ -134,4 +134,13 @@ std::string ValidateConfig(const StreamConfig& c) {
   return s.str();
 }
 
+uint64_t StreamSpec::Fingerprint() const {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (unsigned char ch : Serialize()) {
+    h ^= ch;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
 }  // namespace wagma

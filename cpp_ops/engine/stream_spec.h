@@ -37,6 +37,8 @@ struct StreamSpec {
   std::string Mismatch(const std::string& mine, const StreamSpec& other,
                        const std::string& theirs) const;
 
+  // A hash of everything above, carried by activations to cross-check the stream.
+  uint64_t Fingerprint() const;
   std::string Serialize() const;
   static StreamSpec Parse(const std::string& bytes);
 };

@@ -31,6 +31,7 @@ namespace wagma {
 // input unchanged until the handle completes; they may be the same (in place).
 struct AppCall {
   std::chrono::steady_clock::time_point enqueued;
+  int64_t enqueued_us = 0;  // Timeline clock
   int64_t handle = 0;
   const void* input = nullptr;  // the fresh input x
   void* output = nullptr;
@@ -43,6 +44,9 @@ struct RoundState {
   int my_index = 0;
 
   bool joined = false;
+  bool passive = false;      // joined by the engine on an activation
+  bool activated_all = false;  // activations went to every other member
+  int64_t joined_at_us = 0;  // Timeline clock
   const void* contribution = nullptr;  // c: the app's input, or passive_contribution
   Buffer passive_contribution;         // copy of the published value at a passive join
   std::unique_ptr<GroupReduction> reduction;  // set while in flight
@@ -55,6 +59,10 @@ struct RoundState {
 
   std::optional<AppCall> call;  // set once the app has entered this round
 
+  std::string error;  // the round failed before the app collected it
+  bool stall_reported = false;  // told the inspector this rank waits here
+  std::string stall_note;       // the inspector's list of missing ranks
+
   bool in_flight() const { return joined && !completed; }
 };
 
@@ -64,11 +72,22 @@ struct Stream {
   int my_index = 0;  // this rank's position in spec.members
   const GroupSchedule* schedule = nullptr;
   int64_t next_app_round = 0;
+  int64_t last_joined_round = -1;  // for the goodbye: rounds this rank still serves
   const void* published = nullptr;  // published_copy, or an app input in flight
   Buffer published_copy;
   int64_t published_version = -1;
   std::map<int64_t, RoundState> rounds;
   std::set<int64_t> activations;  // rounds others activated that this rank has not joined
+  // Rounds at or beyond next_app_round that completed passively and were dropped
+  // because no app will collect them (this rank joined): late activations for them
+  // must not start them again. Bounded: activations arrive within sync_period rounds.
+  std::set<int64_t> dropped;
+  void Drop(int64_t round) {
+    rounds.erase(round);
+    dropped.insert(round);
+    while (dropped.size() > 4 * static_cast<size_t>(spec.config.sync_period) + 16)
+      dropped.erase(dropped.begin());
+  }
   std::string error;              // set when round 0 rejected the stream
 };
 

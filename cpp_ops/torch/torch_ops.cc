@@ -59,12 +59,18 @@ bool Poll(int64_t handle) {
 
 void Wait(int64_t handle) {
   char err[kErrLen] = {0};
-  int rc;
-  {
-    pybind11::gil_scoped_release release;
-    rc = wagma_wait(handle, err, kErrLen);
+  while (true) {
+    int rc;
+    {
+      pybind11::gil_scoped_release release;
+      rc = wagma_wait_for(handle, 100, err, kErrLen);
+    }
+    if (rc == 1) return;
+    if (rc < 0) throw std::runtime_error(err);
+    // Between slices, let Python run its signal handlers: Ctrl-C must interrupt a
+    // round that waits for a stuck peer.
+    if (PyErr_CheckSignals() != 0) throw pybind11::error_already_set();
   }
-  if (rc != 0) throw std::runtime_error(err);
 }
 
 }  // namespace

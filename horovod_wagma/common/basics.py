@@ -6,6 +6,7 @@ schedule's groups as Horovod process sets, starts the engine (eagerly in ``init`
 lazily on first use after a plain ``hvd.init()``) and holds the ``init`` defaults.
 """
 import atexit
+import inspect
 import os
 
 from horovod_wagma.common import engine_lib
@@ -161,6 +162,25 @@ class WagmaBasics:
         if self._hvd.rank() not in ranks:
             raise ValueError(f"rank {self._hvd.rank()} is not in process_set {ranks}")
         return ranks
+
+    def join(self, device=-1):
+        """Horovod's ``join`` for WAGMA: call it when this rank runs out of data.
+
+        Until every rank has joined, this rank's engine keeps serving every WAGMA
+        round with its final model (group rounds, and global rounds where it counts
+        as present), and Horovod's own collectives are served by ``hvd.join``.
+        Returns the last rank to join. Afterwards every rank continues from the
+        furthest round any rank reached, so training may go on.
+        """
+        self.ensure_started()
+        # The engine's join starts here and is served by its thread from now on, while
+        # this thread serves Horovod's join; both end when every rank has called this.
+        last = engine_lib.join_start()
+        if "device" in inspect.signature(self._hvd.join).parameters:
+            self._hvd.join(device)
+        else:  # horovod.tensorflow's join takes no device
+            self._hvd.join()
+        return last if last is not None else engine_lib.join()
 
     def shutdown(self):
         engine_lib.shutdown()

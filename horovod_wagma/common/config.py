@@ -9,6 +9,8 @@ from typing import Optional
 AVERAGING_RULES = {"fresh": 0, "paper": 1}
 # Rounds are tagged modulo a window; see cpp_ops/engine/message_tags.h (kMaxSyncPeriod).
 MAX_SYNC_PERIOD = 4096
+# The engine holds group_size in an int32; any S >= P already means one group.
+MAX_GROUP_SIZE = 2**31 - 1
 
 
 def _is_int(value):
@@ -16,8 +18,10 @@ def _is_int(value):
 
 
 def validate_group_size(group_size):
-    if group_size is not None and (not _is_int(group_size) or group_size < 2):
-        raise ValueError(f"group_size must be an integer >= 2 or None, got {group_size!r}")
+    if group_size is not None and (not _is_int(group_size)
+                                   or not 2 <= group_size <= MAX_GROUP_SIZE):
+        raise ValueError(f"group_size must be an integer in [2, {MAX_GROUP_SIZE}] or None, "
+                         f"got {group_size!r}")
     return group_size
 
 
@@ -29,10 +33,21 @@ def validate_sync_period(sync_period):
 
 
 def validate_averaging(averaging):
-    if averaging not in AVERAGING_RULES:
+    if not isinstance(averaging, str) or averaging not in AVERAGING_RULES:
         raise ValueError(
             f"averaging must be one of {sorted(AVERAGING_RULES)}, got {averaging!r}")
     return averaging
+
+
+def validate_name(name):
+    """A stream name is a str (any length, any Unicode, empty allowed) or None. The
+    engine keeps names as C strings, so a NUL would silently cut the name short and
+    alias two streams: it is refused."""
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"name must be a str or None, got {type(name).__name__}")
+    if name is not None and "\x00" in name:
+        raise ValueError(f"name must not contain NUL characters, got {name[:80]!r}")
+    return name
 
 
 @dataclasses.dataclass(frozen=True)

@@ -32,6 +32,10 @@ def lib():
             ctypes.c_int]
         _lib.wagma_poll.argtypes = [ctypes.c_int64]
         _lib.wagma_wait.argtypes = [ctypes.c_int64, ctypes.c_char_p, ctypes.c_int]
+        _lib.wagma_wait_for.argtypes = [ctypes.c_int64, ctypes.c_int, ctypes.c_char_p,
+                                        ctypes.c_int]
+        _lib.wagma_join.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
+        _lib.wagma_stats_json.argtypes = [ctypes.c_char_p, ctypes.c_int]
     return _lib
 
 
@@ -88,22 +92,62 @@ def poll(handle):
     return lib().wagma_poll(handle) == 1
 
 
+# Blocking calls wait in slices and return to Python in between, so that Ctrl-C and
+# other signal handlers run while a round waits for a stuck peer.
+_SLICE_MS = 100
+
+
 def wait(handle):
     """Waits (ctypes releases the GIL) and raises WagmaError on failure."""
     from horovod_wagma.common.errors import WagmaError
     err = ctypes.create_string_buffer(_ERR_LEN)
-    if lib().wagma_wait(handle, err, _ERR_LEN) != 0:
-        raise WagmaError(err.value.decode())
+    while True:
+        state = lib().wagma_wait_for(handle, _SLICE_MS, err, _ERR_LEN)
+        if state == 1:
+            return
+        if state < 0:
+            raise WagmaError(err.value.decode(errors="replace"))
+
+
+def join_start():
+    """Starts this rank's join without waiting for the others; returns the last rank
+    to join if every rank already has, else None (then call join())."""
+    from horovod_wagma.common.errors import WagmaError
+    err = ctypes.create_string_buffer(_ERR_LEN)
+    last = lib().wagma_join(0, err, _ERR_LEN)
+    if last == -1:
+        raise WagmaError(err.value.decode(errors="replace"))
+    return last if last >= 0 else None
+
+
+def join():
+    """Blocks until every rank has joined; returns the last rank to join."""
+    from horovod_wagma.common.errors import WagmaError
+    err = ctypes.create_string_buffer(_ERR_LEN)
+    while True:
+        last = lib().wagma_join(_SLICE_MS, err, _ERR_LEN)
+        if last >= 0:
+            return last
+        if last == -1:
+            raise WagmaError(err.value.decode(errors="replace"))
 
 
 def default_group_size(num_ranks):
     return int(lib().wagma_default_group_size(num_ranks))
 
 
+def stats_json():
+    """Engine counters and per-stream statistics: {"engine": {...}, "streams": {...}}."""
+    import json
+    cap = 1 << 16
+    while True:
+        buf = ctypes.create_string_buffer(cap)
+        need = lib().wagma_stats_json(buf, cap)
+        if need < cap:
+            return json.loads(buf.value.decode())
+        cap = need + 1
+
+
 def stats():
     """Engine counters of this process (for tests and benchmarks)."""
-    keys = ("rounds_completed", "passive_joins", "activations_sent", "loop_iterations",
-            "sleeps", "bytes_sent", "staleness_sum", "staleness_max", "call_wait_us")
-    out = (ctypes.c_int64 * len(keys))()
-    lib().wagma_stats(out)
-    return dict(zip(keys, list(out)))
+    return stats_json()["engine"]

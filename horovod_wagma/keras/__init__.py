@@ -37,4 +37,5 @@ import horovod_wagma.keras.callbacks  # noqa: E402,F401
 callbacks = sys.modules["horovod_wagma.keras.callbacks"]
 from horovod_wagma.keras.optimizer import DistributedWagmaOptimizer  # noqa: E402,F401
 from horovod_wagma.tensorflow.ops import (group_allreduce, group_allreduce_async,  # noqa: E402,F401
-                                          group_process_set, init, poll, synchronize)
+                                          group_process_set, init, join, poll, stats,
+                                          synchronize)

@@ -46,6 +46,17 @@ class _WagmaKerasMixin:
                 flat = ops.group_allreduce(flat, name=f"{w['name']}.model{i}", **w["knobs"])
             unpack_assign(bucket, flat)
 
+    def join(self):
+        """Call when this rank runs out of data (uneven data): its model keeps
+        serving the other ranks' averaging until every rank has joined. Returns the
+        last rank to join; afterwards every rank's step count is the furthest any
+        rank reached."""
+        last = ops.join()
+        w = self._wagma
+        w["round"].assign(_hvd_tf.allreduce(w["round"].read_value(), op=_hvd_tf.Max,
+                                            name=w["name"] + ".join"))
+        return last
+
     def sync(self, variables):
         """Averages ``variables`` (e.g. ``model.variables``) over all ranks now."""
         sync_global(variables, self._wagma["name"] + ".sync", self._wagma["knobs"])

@@ -11,4 +11,4 @@ from horovod_wagma.common.errors import WagmaError
 from horovod_wagma.common.schedule import default_group_size, groups
 from horovod_wagma.tensorflow.ops import (GroupAllreduceHandle, group_allreduce,
                                           group_allreduce_async, group_process_set, init,
-                                          poll, synchronize)
+                                          join, poll, stats, synchronize)

@@ -15,8 +15,9 @@ import tensorflow as tf
 
 from horovod_wagma.common import engine_lib
 from horovod_wagma.common.basics import WagmaBasics
-from horovod_wagma.common.config import AVERAGING_RULES
+from horovod_wagma.common.config import AVERAGING_RULES, validate_name
 from horovod_wagma.common.errors import WagmaError
+from horovod_wagma.common.stats import stream_stats
 
 _basics = WagmaBasics(_hvd)
 _noname = itertools.count()
@@ -25,6 +26,8 @@ _op_lib = tf.load_op_library(os.path.join(
 
 init = _basics.init
 group_process_set = _basics.group_process_set
+join = _basics.join
+stats = stream_stats
 _DTYPE_NAMES = {tf.float32: "float32", tf.float64: "float64", tf.float16: "float16",
                 tf.bfloat16: "bfloat16"}
 
@@ -34,6 +37,7 @@ def _prepare(tensor, name, group_size, sync_period, averaging, wait_avoiding, pr
     if tensor.dtype not in _DTYPE_NAMES:
         raise TypeError("group_allreduce supports float32, float64, float16 and bfloat16 "
                         f"tensors, got {tensor.dtype.name}")
+    validate_name(name)
     config, size, members = _basics.stream_config(group_size, sync_period, averaging,
                                                   wait_avoiding, process_set)
     if name is None:
@@ -78,8 +82,9 @@ def group_allreduce_async(tensor, name=None, group_size=None, sync_period=None,
                                                    averaging, wait_avoiding, process_set)
     dtype = _DTYPE_NAMES[tensor.dtype]
     # bfloat16 has no NumPy dtype of its own: move its bits as uint16.
-    host_in = np.ascontiguousarray(
-        tf.bitcast(tensor, tf.uint16).numpy() if dtype == "bfloat16" else tensor.numpy())
+    host_in = np.require(  # not ascontiguousarray: that makes a 0-d array 1-d
+        tf.bitcast(tensor, tf.uint16).numpy() if dtype == "bfloat16" else tensor.numpy(),
+        requirements="C")
     host_out = np.empty_like(host_in)
     handle_id = engine_lib.enqueue(name, dtype, list(host_in.shape),
                                    host_in.ctypes.data, host_out.ctypes.data, size,

@@ -16,7 +16,8 @@ from horovod_wagma.torch import ops as _ops
 from horovod_wagma.torch.optimizer import DistributedWagmaOptimizer
 from horovod_wagma.torch.ops import (GroupAllreduceHandle, group_allreduce,
                                      group_allreduce_, group_allreduce_async,
-                                     group_allreduce_async_, group_process_set, init)
+                                     group_allreduce_async_, group_process_set, init,
+                                     join, stats)
 
 
 def groups(size, group_size=None):

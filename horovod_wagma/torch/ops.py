@@ -11,8 +11,9 @@ import horovod.torch as _hvd
 import torch
 
 from horovod_wagma.common.basics import WagmaBasics
-from horovod_wagma.common.config import AVERAGING_RULES
+from horovod_wagma.common.config import AVERAGING_RULES, validate_name
 from horovod_wagma.common.errors import WagmaError
+from horovod_wagma.common.stats import stream_stats
 from horovod_wagma.torch import _torch_ops
 
 _basics = WagmaBasics(_hvd)
@@ -24,6 +25,8 @@ _pending_tensors = {}
 
 init = _basics.init
 group_process_set = _basics.group_process_set
+join = _basics.join
+stats = stream_stats
 
 
 class GroupAllreduceHandle:
@@ -58,10 +61,17 @@ class GroupAllreduceHandle:
         return self._result
 
 
+_SUPPORTED_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
+
+
 def _enqueue(tensor, output, name, group_size, sync_period, averaging, wait_avoiding,
              process_set):
     if not isinstance(tensor, torch.Tensor):
         raise TypeError(f"group_allreduce expects a torch.Tensor, got {type(tensor).__name__}")
+    if tensor.dtype not in _SUPPORTED_DTYPES:
+        raise TypeError("group_allreduce supports float32, float64, float16 and bfloat16 "
+                        f"tensors, got {tensor.dtype}")
+    validate_name(name)
     config, size, members = _basics.stream_config(group_size, sync_period, averaging,
                                                   wait_avoiding, process_set)
     if name is None:
@@ -86,7 +96,9 @@ def group_allreduce_async(tensor, name=None, group_size=None, sync_period=None,
     ``tensor`` until the handle is synchronized. Per-call knobs override ``init``'s
     defaults and must match across ranks (checked at the stream's round 0).
     """
-    output = torch.empty(tensor.shape, dtype=tensor.dtype, device=tensor.device)
+    # A non-tensor gets _enqueue's TypeError, not torch.empty's.
+    output = torch.empty(tensor.shape, dtype=tensor.dtype, device=tensor.device) \
+        if isinstance(tensor, torch.Tensor) else None
     return _enqueue(tensor, output, name, group_size, sync_period, averaging, wait_avoiding,
                     process_set)
 

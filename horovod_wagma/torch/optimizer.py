@@ -147,6 +147,16 @@ class _DistributedWagmaOptimizer(torch.optim.Optimizer):
             self._forced_buffers = fuse_by_dtype(tensors)
         self._average_globally(self._forced_buffers, "forced")
 
+    def join(self):
+        """Call when this rank runs out of data: its model keeps serving the other
+        ranks' averaging until every rank has joined. Returns the last rank to join.
+        Afterwards every rank's step count is the furthest any rank reached, so
+        training may continue in step."""
+        last = ops.join()
+        self._round = int(_hvd.allreduce(torch.tensor(self._round), op=_hvd.Max,
+                                         name=f"{self._name}.join"))
+        return last
+
     # -- Horovod compatibility --------------------------------------------------------
     def synchronize(self):
         """No-op: gradients stay local (Horovod's gradient-clipping recipe still runs)."""

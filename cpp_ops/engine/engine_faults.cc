@@ -1,0 +1,363 @@
+// Engine, part 3: when things go wrong or ranks are uneven. Peers that join (out of
+// data) or leave (shut down without join), stalled rounds, and mid-run mismatches.
+// Every case ends in an error naming the rank, or in the peer being served, never in
+// a silent wait.
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <tuple>
+
+#include "engine.h"
+
+namespace wagma {
+namespace {
+
+constexpr int kRegistrar = 0;
+
+bool Contains(const std::vector<int>& v, int x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+std::string RankList(const std::vector<int>& ranks) {
+  std::string out = "[";
+  for (size_t i = 0; i < ranks.size(); ++i) out += (i ? ", " : "") + std::to_string(ranks[i]);
+  return out + "]";
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------
+// Failing rounds and streams
+
+void Engine::FailRound(Stream& s, int64_t round, const std::string& error) {
+  auto it = s.rounds.find(round);
+  if (it == s.rounds.end()) return;
+  RoundState& rs = it->second;
+  if (rs.in_flight() && rs.reduction) {
+    rs.reduction->Abandon();
+    abandoned_.push_back(std::move(rs.reduction));
+    --in_flight_;
+  }
+  {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    ++stream_stats_[s.spec.name].errors;
+  }
+  if (timeline_.enabled()) {
+    timeline_.Instant(Timeline::kEngine, "fault", "round_failed", Timeline::NowUs(),
+                      "\"stream\":\"" + JsonEscape(s.spec.name) + "\",\"round\":" +
+                          std::to_string(round) + ",\"error\":\"" + JsonEscape(error) + "\"");
+  }
+  if (rs.call) {
+    DetachPublished(s);  // the app may drop its input once it has the error
+    const int64_t handle = rs.call->handle;
+    const bool global = rs.plan.global;
+    s.rounds.erase(it);
+    handles_.Complete(handle, error, s.spec.name, global, round);
+    return;
+  }
+  // Passive: the app hears the error when it reaches this round.
+  rs.error = error;
+  rs.joined = true;
+  rs.completed = true;
+  if (self_joined_) s.Drop(round);
+}
+
+void Engine::FailStream(Stream& s, const std::string& error, bool tell_peers) {
+  if (!s.error.empty()) return;
+  s.error = error;
+  std::vector<int64_t> rounds;
+  for (const auto& kv : s.rounds) rounds.push_back(kv.first);
+  for (int64_t r : rounds) FailRound(s, r, error);
+  s.rounds.clear();
+  s.activations.clear();
+  if (tell_peers && s.id >= 0) {
+    for (int m : s.spec.members) {
+      if (m != rank_) SendControl(m, ControlKind::kStreamError, s.id, 0, error);
+    }
+  }
+}
+
+void Engine::OnStreamError(int stream_id, const std::string& error) {
+  auto it = streams_by_id_.find(stream_id);
+  if (it != streams_by_id_.end()) FailStream(*it->second, error);
+}
+
+// ---------------------------------------------------------------------------------
+// Leaving without join(): the goodbye
+
+void Engine::SayGoodbye() {
+  if (leaving_) return;
+  leaving_ = true;
+  std::map<int, int64_t> last_round;
+  for (const auto& kv : streams_) {
+    if (kv.second.id >= 0) last_round[kv.second.id] = kv.second.last_joined_round;
+  }
+  const std::string payload = PeerRoster::PackLastRounds(last_round);
+  for (int r = 0; r < size_; ++r) {
+    if (r != rank_) SendControl(r, ControlKind::kGoodbye, -1, 0, payload);
+  }
+}
+
+void Engine::OnGoodbye(int source, const std::string& payload) {
+  roster_.MarkDeparted(source, PeerRoster::UnpackLastRounds(payload));
+  if (timeline_.enabled()) {
+    timeline_.Instant(Timeline::kEngine, "fault", "peer_left", Timeline::NowUs(),
+                      "\"rank\":" + std::to_string(source));
+  }
+  for (auto& kv : streams_) {
+    Stream& s = kv.second;
+    if (s.id < 0) continue;  // the registrar settles streams still at round 0
+    std::vector<std::pair<int64_t, std::string>> doomed;
+    for (const auto& r : s.rounds) {
+      const RoundState& rs = r.second;
+      if (rs.completed || (!rs.joined && !rs.call)) continue;
+      const std::string missing = roster_.MissingPeer(s.id, s.spec.name, r.first, rs.members);
+      if (!missing.empty()) doomed.emplace_back(r.first, missing);
+    }
+    for (const auto& d : doomed) FailRound(s, d.first, d.second);
+  }
+  if (rank_ == kRegistrar) {
+    RejectUnreachableRegistrations();
+    if (!join_order_.empty()) {
+      // Those who joined wait for everyone; the departed rank never will.
+      for (int r = 0; r < size_; ++r) {
+        if (r != rank_) SendControl(r, ControlKind::kAllJoined, -(source + 1), 0);
+      }
+      OnAllJoined(-(source + 1), "");
+    }
+  }
+}
+
+void Engine::RejectUnreachableRegistrations() {
+  if (!book_) return;
+  std::vector<RegistrationBook::Verdict> verdicts;
+  for (const RegistrationBook::Pending& p : book_->Waiting()) {
+    for (int m : p.members) {
+      if (Contains(p.seen, m)) continue;
+      const std::string why = roster_.WhyAbsent(m);
+      if (why.empty()) continue;
+      verdicts.push_back(book_->Reject(
+          p.key, "rank " + std::to_string(m) + " " + why + " before round 0 of stream '" +
+                     p.name + "', so it can never run the stream"));
+      break;
+    }
+  }
+  Announce(verdicts);
+}
+
+// ---------------------------------------------------------------------------------
+// join(): uneven data
+
+void Engine::StartJoin() {
+  if (self_joined_) return;
+  self_joined_ = true;
+  // Rounds completed passively and held for the app: it will not collect them now.
+  std::map<int, int64_t> last_round;
+  for (auto& kv : streams_) {
+    Stream& s = kv.second;
+    for (auto it = s.rounds.begin(); it != s.rounds.end();) {
+      if (!it->second.call && it->second.completed) {
+        s.dropped.insert(it->first);
+        it = s.rounds.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    if (s.id >= 0) last_round[s.id] = s.next_app_round - 1;
+  }
+  const std::string payload = PeerRoster::PackLastRounds(last_round);
+  for (int r = 0; r < size_; ++r) {
+    if (r != rank_) SendControl(r, ControlKind::kJoined, -1, 0, payload);
+  }
+  OnJoined(rank_, payload);
+}
+
+void Engine::OnJoined(int source, const std::string& payload) {
+  if (source != rank_) {
+    roster_.MarkJoined(source);
+    // Rounds this rank is in that activated nobody (global rounds, rounds without
+    // wait-avoidance): the joined rank joins only when activated.
+    for (auto& kv : streams_) {
+      Stream& s = kv.second;
+      for (const auto& r : s.rounds) {
+        const RoundState& rs = r.second;
+        if (!rs.in_flight() || rs.activated_all || !Contains(rs.members, source)) continue;
+        uint64_t fingerprint = s.spec.Fingerprint();
+        SendControl(source, ControlKind::kActivate, s.id, r.first,
+                    std::string(reinterpret_cast<const char*>(&fingerprint), sizeof(fingerprint)));
+      }
+    }
+  }
+  if (rank_ != kRegistrar) return;
+  if (!Contains(join_order_, source)) join_order_.push_back(source);
+  for (const auto& kv : PeerRoster::UnpackLastRounds(payload)) {
+    auto& last = join_last_round_[kv.first];
+    last = std::max(last, kv.second);
+  }
+  RejectUnreachableRegistrations();
+  if (static_cast<int>(join_order_.size()) < size_) return;
+  const int last_rank = join_order_.back();
+  const std::string rounds = PeerRoster::PackLastRounds(join_last_round_);
+  for (int r = 0; r < size_; ++r) {
+    if (r != rank_) SendControl(r, ControlKind::kAllJoined, last_rank, 0, rounds);
+  }
+  OnAllJoined(last_rank, rounds);
+}
+
+void Engine::OnAllJoined(int last_rank, const std::string& payload) {
+  roster_.ClearJoined();
+  self_joined_ = false;
+  join_order_.clear();
+  join_last_round_.clear();
+  // Everyone continues from the furthest round any app reached, so that the ranks'
+  // round numbers agree again if training goes on after join().
+  for (const auto& kv : PeerRoster::UnpackLastRounds(payload)) {
+    auto it = streams_by_id_.find(kv.first);
+    if (it == streams_by_id_.end()) continue;
+    Stream& s = *it->second;
+    s.next_app_round = std::max(s.next_app_round, kv.second + 1);
+    for (auto r = s.rounds.begin(); r != s.rounds.end();) {
+      if (!r->second.call && r->first < s.next_app_round && !r->second.in_flight()) {
+        r = s.rounds.erase(r);
+      } else {
+        ++r;
+      }
+    }
+  }
+  if (last_rank >= 0) {
+    FinishJoin(last_rank, "");
+  } else {
+    FinishJoin(-1, "rank " + std::to_string(-last_rank - 1) +
+                       " left without join() while other ranks were joining");
+  }
+}
+
+void Engine::FinishJoin(int last_rank, const std::string& error) {
+  {
+    std::lock_guard<std::mutex> lock(join_mu_);
+    if (!join_requested_) return;
+    join_result_ = error.empty() ? last_rank : -2;
+    join_error_ = error;
+  }
+  join_cv_.notify_all();
+}
+
+// ---------------------------------------------------------------------------------
+// Stalls
+
+void Engine::InspectStalls() {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point now = Clock::now();
+  if (now - last_stall_check_ < std::chrono::milliseconds(50)) return;
+  last_stall_check_ = now;
+  const StallSettings& cfg = stalls_->settings();
+  std::vector<std::tuple<Stream*, int64_t, std::string>> expired;
+  for (auto& kv : streams_) {
+    Stream& s = kv.second;
+    for (auto& r : s.rounds) {
+      RoundState& rs = r.second;
+      if (!rs.call || rs.completed) continue;
+      const double waited = std::chrono::duration<double>(now - rs.call->enqueued).count();
+      if (s.id >= 0 && !rs.stall_reported && waited > cfg.report_after_s) {
+        rs.stall_reported = true;
+        if (rs.members[0] == rank_) {
+          stalls_->OnWaiting(s.id, r.first, rank_, now);
+        } else {
+          SendControl(rs.members[0], ControlKind::kWaiting, s.id, r.first);
+        }
+      }
+      if (cfg.timeout_s > 0 && waited > cfg.timeout_s) {
+        char head[160];
+        std::snprintf(head, sizeof(head), "stalled: waited %.1f s (WAGMA_STALL_TIMEOUT_S=%g) in ",
+                      waited, cfg.timeout_s);
+        std::string text = head;
+        text += s.id < 0 ? "round 0 of stream '" + s.spec.name +
+                               "', for every member to call it"
+                         : std::string(rs.plan.global ? "global" : "group") + " round " +
+                               std::to_string(r.first) + " of stream '" + s.spec.name + "'";
+        text += rs.stall_note.empty() ? "" : "; " + rs.stall_note;
+        expired.emplace_back(&s, r.first, text);
+      }
+    }
+  }
+  for (auto& e : expired) FailRound(*std::get<0>(e), std::get<1>(e), std::get<2>(e));
+
+  for (const StallInspector::Stall& stall : stalls_->Due(now)) {
+    auto it = streams_by_id_.find(stall.stream_id);
+    if (it == streams_by_id_.end()) continue;
+    Stream& s = *it->second;
+    RoundPlan plan;
+    std::vector<int> missing;
+    for (int m : MembersOf(s, stall.round, &plan)) {
+      if (!stall.waiting.count(m)) missing.push_back(m);
+    }
+    const std::vector<int> waiting(stall.waiting.begin(), stall.waiting.end());
+    const std::string note = std::string(plan.global ? "ranks that have not entered it: "
+                                                     : "ranks not waiting in it: ") +
+                             RankList(missing) + " (stall report of rank " +
+                             std::to_string(rank_) + ")";
+    std::fprintf(stderr,
+                 "[horovod_wagma rank %d] stall: %s round %lld of stream '%s' has waited "
+                 "%.0f s; %s; waiting: %s. A rank may be stuck, or run fewer steps than the "
+                 "others (call join() when out of data). WAGMA_STALL_TIMEOUT_S makes the "
+                 "waiting ranks raise.\n",
+                 rank_, plan.global ? "global" : "group", static_cast<long long>(stall.round),
+                 s.spec.name.c_str(), stall.waited_s, note.c_str(), RankList(waiting).c_str());
+    if (timeline_.enabled()) {
+      timeline_.Instant(Timeline::kEngine, "fault", "stall_warning", Timeline::NowUs(),
+                        "\"stream\":\"" + JsonEscape(s.spec.name) + "\",\"round\":" +
+                            std::to_string(stall.round) + ",\"missing\":" + RankList(missing));
+    }
+    for (int w : waiting) {
+      if (w == rank_) {
+        OnStallNotice(s.id, stall.round, note);
+      } else {
+        SendControl(w, ControlKind::kStallNotice, s.id, stall.round, note);
+      }
+    }
+  }
+  if (rank_ == kRegistrar) CheckRegistrationStalls();
+}
+
+void Engine::CheckRegistrationStalls() {
+  const StallSettings& cfg = stalls_->settings();
+  const auto now = std::chrono::steady_clock::now();
+  std::vector<RegistrationBook::Verdict> verdicts;
+  for (const RegistrationBook::Pending& p : book_->Waiting()) {
+    std::vector<int> missing;
+    for (int m : p.members) {
+      if (!Contains(p.seen, m)) missing.push_back(m);
+    }
+    const std::string text = "round 0 of stream '" + p.name + "' has waited for ranks " +
+                             RankList(missing) + " to call it (registered: " +
+                             RankList(p.seen) + ")";
+    if (cfg.timeout_s > 0 && p.waited_s > cfg.timeout_s) {
+      verdicts.push_back(book_->Reject(p.key, "stalled: " + text + " longer than "
+                                                  "WAGMA_STALL_TIMEOUT_S"));
+      continue;
+    }
+    if (p.waited_s < cfg.warning_s) continue;
+    auto warned = registration_warned_.find(p.key);
+    if (warned != registration_warned_.end() &&
+        now - warned->second < std::chrono::duration<double>(cfg.warning_s)) {
+      continue;
+    }
+    registration_warned_[p.key] = now;
+    std::fprintf(stderr, "[horovod_wagma rank %d] stall: %s for %.0f s\n", rank_,
+                 text.c_str(), p.waited_s);
+  }
+  Announce(verdicts);
+}
+
+void Engine::OnWaiting(int source, int stream_id, int64_t round) {
+  stalls_->OnWaiting(stream_id, round, source, std::chrono::steady_clock::now());
+}
+
+void Engine::OnStallNotice(int stream_id, int64_t round, const std::string& text) {
+  auto it = streams_by_id_.find(stream_id);
+  if (it == streams_by_id_.end()) return;
+  auto r = it->second->rounds.find(round);
+  if (r != it->second->rounds.end()) r->second.stall_note = text;
+}
+
+}  // namespace wagma

@@ -1,0 +1,206 @@
+// Engine, part 2: rounds and published values (DESIGN.md §3).
+#include <algorithm>
+#include <cstring>
+
+#include "engine.h"
+#include "message_tags.h"
+
+namespace wagma {
+
+std::vector<int> Engine::MembersOf(const Stream& s, int64_t round, RoundPlan* plan) const {
+  *plan = PlanRound(round, s.spec.config.sync_period, s.schedule->num_phases());
+  if (plan->global) return s.spec.members;
+  // The schedule is over positions in the process set; members are world ranks.
+  std::vector<int> members;
+  for (int index : s.schedule->GroupOf(plan->phase, s.my_index))
+    members.push_back(s.spec.members[index]);
+  return members;
+}
+
+RoundState& Engine::GetRound(Stream& s, int64_t round) {
+  auto it = s.rounds.find(round);
+  if (it != s.rounds.end()) return it->second;
+  RoundState& rs = s.rounds[round];
+  rs.round = round;
+  rs.members = MembersOf(s, round, &rs.plan);
+  for (size_t i = 0; i < rs.members.size(); ++i)
+    if (rs.members[i] == rank_) rs.my_index = static_cast<int>(i);
+  return rs;
+}
+
+void Engine::EnterRound(Stream& s, RoundState& rs) {
+  Publish(s, rs.call->input, 2 * rs.round, /*copy=*/false);
+  if (rs.completed) {
+    FinishAppRound(s, rs.round);
+  } else if (!rs.joined) {
+    const bool activate = !rs.plan.global && s.spec.config.wait_avoiding;
+    JoinRound(s, rs, rs.call->input, activate);
+  }
+}
+
+void Engine::JoinPassively(Stream& s, int64_t round) {
+  RoundState& rs = GetRound(s, round);
+  const std::string missing = roster_.MissingPeer(s.id, s.spec.name, round, rs.members);
+  if (!missing.empty()) {
+    FailRound(s, round, missing);
+    return;
+  }
+  rs.passive = true;
+  rs.passive_contribution = pool_.Copy(s.published, s.spec.num_bytes());
+  JoinRound(s, rs, rs.passive_contribution.data(), /*activate=*/false);
+  // The published value belongs to round published_version / 2 (its input or
+  // output); an output of round r - 1 is fresh (0 rounds stale).
+  const int64_t staleness = std::max<int64_t>(0, round - 1 - s.published_version / 2);
+  {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    ++stats_.passive_joins;
+    stats_.staleness_sum += staleness;
+    stats_.staleness_max = std::max(stats_.staleness_max, staleness);
+    StreamStats& st = stream_stats_[s.spec.name];
+    ++st.passive_joins;
+    st.staleness_sum += staleness;
+    st.staleness_max = std::max(st.staleness_max, staleness);
+  }
+  if (timeline_.enabled()) {
+    timeline_.Instant(Timeline::kEngine, "join", "passive_join", rs.joined_at_us,
+                      "\"stream\":\"" + JsonEscape(s.spec.name) + "\",\"round\":" +
+                          std::to_string(round) + ",\"staleness\":" +
+                          std::to_string(staleness));
+  }
+}
+
+void Engine::JoinRound(Stream& s, RoundState& rs, const void* contribution, bool activate) {
+  const std::string missing = roster_.MissingPeer(s.id, s.spec.name, rs.round, rs.members);
+  if (!missing.empty()) {
+    FailRound(s, rs.round, missing);
+    return;
+  }
+  rs.joined = true;
+  rs.joined_at_us = Timeline::NowUs();
+  rs.contribution = contribution;
+  s.last_joined_round = std::max(s.last_joined_round, rs.round);
+  // Joined ranks only join what they are activated for, so they are activated for
+  // every round, including those that otherwise activate nobody.
+  std::vector<int> targets;
+  for (int m : rs.members) {
+    if (m != rank_ && (activate || roster_.joined(m))) targets.push_back(m);
+  }
+  if (!targets.empty()) {
+    uint64_t fingerprint = s.spec.Fingerprint();
+    const std::string payload(reinterpret_cast<const char*>(&fingerprint), sizeof(fingerprint));
+    for (int m : targets) SendControl(m, ControlKind::kActivate, s.id, rs.round, payload);
+    rs.activated_all = activate;
+    {
+      std::lock_guard<std::mutex> lock(stats_mu_);
+      stats_.activations_sent += static_cast<int64_t>(targets.size());
+      stream_stats_[s.spec.name].activations_sent += static_cast<int64_t>(targets.size());
+    }
+    if (timeline_.enabled()) {
+      std::string to;
+      for (int m : targets) to += (to.empty() ? "" : ",") + std::to_string(m);
+      timeline_.Instant(Timeline::kEngine, "activation", "activation_sent", rs.joined_at_us,
+                        "\"stream\":\"" + JsonEscape(s.spec.name) + "\",\"round\":" +
+                            std::to_string(rs.round) + ",\"to\":[" + to + "]");
+    }
+  } else {
+    rs.activated_all = activate;
+  }
+  ReductionArgs args;
+  args.comm = data_comm_;
+  args.tag = DataTag(s.id, rs.round);
+  args.members = rs.members;
+  args.my_index = rs.my_index;
+  args.dtype = s.spec.dtype;
+  args.count = s.spec.num_elements();
+  args.contribution = contribution;
+  // The app's own contribution under the plain mean (global rounds, or 'fresh' with
+  // c = x) makes m the answer: reduce straight into the output, no extra pass.
+  rs.mean_in_output = rs.call && contribution == rs.call->input &&
+                      (rs.plan.global || s.spec.config.averaging == Averaging::kFresh);
+  if (rs.mean_in_output) {
+    args.result = rs.call->output;
+  } else {
+    rs.mean = pool_.Take(s.spec.num_bytes());
+    args.result = rs.mean.data();
+  }
+  args.pool = &pool_;
+  rs.reduction = MakeGroupReduction(std::move(args), small_bytes_);
+  rs.reduction->Start();
+  {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    const int64_t sent = static_cast<int64_t>(rs.reduction->BytesSent());
+    stats_.bytes_sent += sent;
+    stream_stats_[s.spec.name].bytes_sent += sent;
+  }
+  ++in_flight_;
+}
+
+void Engine::FinishAppRound(Stream& s, int64_t round) {
+  RoundState& rs = s.rounds.at(round);
+  if (!rs.error.empty()) {
+    const std::string error = rs.error;  // failed while passive: the app hears it now
+    FailRound(s, round, error);
+    return;
+  }
+  AppCall& call = *rs.call;
+  const size_t n = s.spec.num_elements();
+  const size_t bytes = s.spec.num_bytes();
+  const int g = static_cast<int>(rs.members.size());
+  char* out = static_cast<char*>(call.output);
+  const void* x = call.input;
+  if (rs.mean_in_output) {
+    // already there
+  } else if (rs.plan.global) {
+    std::memcpy(out, rs.mean.data(), bytes);
+  } else if (s.spec.config.averaging == Averaging::kPaper) {
+    PaperAverage(s.spec.dtype, rs.mean.data(), x, g, n, out);
+  } else if (rs.contribution == x || std::memcmp(rs.contribution, x, bytes) == 0) {
+    std::memcpy(out, rs.mean.data(), bytes);  // c == x: the plain group mean
+  } else {
+    FreshCorrection(s.spec.dtype, rs.mean.data(), rs.contribution, x, g, n, out);
+  }
+  // Published even without wait-avoidance: a rank that joins serves its final
+  // model from here, and the app may reuse its input as soon as it has the output.
+  Publish(s, out, 2 * round + 1, /*copy=*/true);
+  const int64_t handle = call.handle;
+  const bool global = rs.plan.global;
+  const int64_t now_us = Timeline::NowUs();
+  {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    stats_.call_wait_us += std::chrono::duration_cast<std::chrono::microseconds>(
+                               std::chrono::steady_clock::now() - call.enqueued).count();
+    StreamStats& st = stream_stats_[s.spec.name];
+    ++st.rounds;
+    if (global) ++st.global_rounds;
+  }
+  if (timeline_.enabled()) {
+    timeline_.Span(Timeline::kApp, "app", s.spec.name, call.enqueued_us, now_us,
+                   "\"round\":" + std::to_string(round) + ",\"kind\":\"" +
+                       (global ? "global" : "group") + "\"");
+  }
+  s.rounds.erase(round);
+  handles_.Complete(handle, "", s.spec.name, global, round);
+}
+
+void Engine::Publish(Stream& s, const void* value, int64_t version, bool copy) {
+  if (version <= s.published_version) return;
+  s.published_version = version;
+  if (!copy) {
+    s.published = value;
+    return;
+  }
+  if (s.published_copy.empty()) s.published_copy = pool_.Take(s.spec.num_bytes());
+  if (s.published_copy.data() != value)
+    std::memcpy(s.published_copy.data(), value, s.spec.num_bytes());
+  s.published = s.published_copy.data();
+}
+
+void Engine::DetachPublished(Stream& s) {
+  if (s.published == nullptr) return;
+  if (!s.published_copy.empty() && s.published == s.published_copy.data()) return;
+  if (s.published_copy.empty()) s.published_copy = pool_.Take(s.spec.num_bytes());
+  std::memcpy(s.published_copy.data(), s.published, s.spec.num_bytes());
+  s.published = s.published_copy.data();
+}
+
+}  // namespace wagma

@@ -1,0 +1,58 @@
+// StallInspector: tells which ranks a waiting round is missing, like Horovod's stall
+// inspector, for WAGMA's rounds.
+//
+// A rank whose app has waited in a round longer than `report_after_s` reports that to
+// the round's inspector: the first member of the round (world rank 0 for global
+// rounds of world streams). The inspector keeps, per (stream, round), who has reported
+// waiting; once the first report is `warning_s` old it prints the members not among
+// them, and repeats every `warning_s` while the stall lasts. Rounds that complete on
+// the inspector are forgotten: completion there means every member contributed.
+// Reports only flow after seconds of waiting, so healthy runs pay nothing.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <utility>
+#include <vector>
+
+namespace wagma {
+
+struct StallSettings {
+  double warning_s = 60.0;   // WAGMA_STALL_WARNING_S
+  double timeout_s = 0.0;    // WAGMA_STALL_TIMEOUT_S; 0 = never raise
+  double report_after_s = 1.0;  // waiting this long is worth telling the inspector
+  static StallSettings FromEnv();
+};
+
+class StallInspector {
+ public:
+  using Clock = std::chrono::steady_clock;
+  explicit StallInspector(StallSettings settings) : settings_(settings) {}
+  const StallSettings& settings() const { return settings_; }
+
+  // Inspector side: `rank` has waited report_after_s in round `round` of a stream.
+  void OnWaiting(int stream_id, int64_t round, int rank, Clock::time_point now);
+  void Forget(int stream_id, int64_t round);
+
+  struct Stall {
+    int stream_id;
+    int64_t round;
+    std::set<int> waiting;
+    double waited_s;  // by the first rank that reported
+  };
+  // Stalls due for a (repeated) warning now.
+  std::vector<Stall> Due(Clock::time_point now);
+
+ private:
+  struct Entry {
+    std::set<int> waiting;
+    Clock::time_point first;
+    Clock::time_point warned;  // epoch: never
+  };
+  StallSettings settings_;
+  std::map<std::pair<int, int64_t>, Entry> entries_;
+};
+
+}  // namespace wagma

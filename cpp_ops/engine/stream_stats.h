@@ -1,0 +1,30 @@
+// StreamStats: per-stream counters behind stats(name) in the frontends.
+//
+// Waits are the app's time blocked collecting results (synchronize), split by round
+// kind: a wait-avoiding run should show little group wait and its waiting at global
+// rounds, where every rank is waited for by design.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace wagma {
+
+struct StreamStats {
+  int64_t rounds = 0;         // rounds the app entered and collected
+  int64_t global_rounds = 0;  // of which global
+  int64_t activations_sent = 0;
+  int64_t passive_joins = 0;
+  int64_t staleness_sum = 0;  // over passive joins, in rounds
+  int64_t staleness_max = 0;
+  int64_t group_wait_us = 0;
+  int64_t global_wait_us = 0;
+  int64_t bytes_sent = 0;
+  int64_t errors = 0;  // rounds that ended with an error
+};
+
+// {"name": {"rounds": ..., ...}, ...}
+std::string StreamStatsJson(const std::map<std::string, StreamStats>& stats);
+
+}  // namespace wagma

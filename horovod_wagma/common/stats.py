@@ -1,0 +1,42 @@
+"""Per-stream statistics of this rank's engine, shared by the frontends' ``stats()``.
+
+For each stream (one name = one tensor):
+  rounds, global_rounds     rounds the app entered and collected;
+  activations_sent          activation messages this rank sent;
+  passive_joins             rounds its engine joined for it, with its published value;
+  staleness_mean/_max       how many rounds old those published values were;
+  group_wait_s, global_wait_s  time the app was blocked collecting results;
+  bytes_sent                reduction payload sent;
+  errors                    rounds that ended in an error.
+"""
+from horovod_wagma.common import engine_lib
+
+
+def _readable(raw):
+    joins = raw["passive_joins"]
+    return {
+        "rounds": raw["rounds"],
+        "global_rounds": raw["global_rounds"],
+        "activations_sent": raw["activations_sent"],
+        "passive_joins": joins,
+        "staleness_mean": raw["staleness_sum"] / joins if joins else 0.0,
+        "staleness_max": raw["staleness_max"],
+        "group_wait_s": raw["group_wait_us"] / 1e6,
+        "global_wait_s": raw["global_wait_us"] / 1e6,
+        "bytes_sent": raw["bytes_sent"],
+        "errors": raw["errors"],
+    }
+
+
+def stream_stats(name=None):
+    """All streams as {name: stats}, or one stream's stats when ``name`` is given."""
+    if not engine_lib.started():
+        streams = {}
+    else:
+        streams = {k: _readable(v) for k, v in engine_lib.stats_json()["streams"].items()}
+    if name is None:
+        return streams
+    if name not in streams:
+        raise ValueError(f"no WAGMA stream named {name!r} on this rank; known: "
+                         f"{sorted(streams)}")
+    return streams[name]

@@ -1,0 +1,59 @@
+"""Uneven data through join(): no hang, no error, and the joined ranks' final models
+keep taking part, exactly as DESIGN.md §3 defines rounds."""
+import numpy as np
+
+from reference import is_global, phase_of
+
+
+def expected_outputs(runs, size, sync_period=4):
+    """Replays rounds without wait-avoidance: a rank that has joined contributes its
+    last output to every later round it is in."""
+    steps = {r: runs[r]["steps"] for r in range(size)}
+    phases = runs[0]["phases"]
+    final = {}
+    expected = {r: [] for r in range(size)}
+    for k in range(max(steps.values())):
+        value = {}
+        for r in range(size):
+            value[r] = (np.array(runs[r]["inputs"][k]) if k < steps[r]
+                        else np.array(final[r]))
+        if is_global(k, sync_period):
+            groups = [list(range(size))]
+        else:
+            groups = phases[phase_of(k, sync_period, len(phases))]
+        for members in groups:
+            mean = sum(value[m] for m in members) / len(members)
+            for m in members:
+                if k < steps[m]:
+                    expected[m].append(mean)
+        for r in range(size):
+            if k == steps[r] - 1:
+                final[r] = expected[r][-1]
+    return expected
+
+
+def test_join_serves_final_model_exactly(mpi):
+    run = mpi("uneven.py", 4, "op", timeout=120)
+    res = run.results
+    expected = expected_outputs(res, 4)
+    for r in range(4):
+        assert res[r]["last"] == 3, res[r]["last"]  # rank 3 has the most data
+        got = np.array(res[r]["outputs"])
+        np.testing.assert_allclose(got, np.array(expected[r]), rtol=0, atol=1e-12)
+        assert res[r]["stats"]["errors"] == 0
+    # The early joiners' engines kept serving: rank 0 ran 3 rounds itself, and its
+    # engine joined the others' later rounds for it.
+    assert res[0]["stats"]["rounds"] == 3
+    assert run.elapsed < 100
+
+
+def test_optimizer_join_with_uneven_batches(mpi):
+    run = mpi("uneven.py", 4, "optimizer", timeout=150)
+    res = run.results
+    assert {res[r]["last"] for r in range(4)} == {3}
+    # Every rank continues from the furthest step any rank reached.
+    assert {res[r]["round"] for r in range(4)} == {20 + 7 * 3}
+    models = [np.array(res[r]["model"]) for r in range(4)]
+    for m in models[1:]:
+        np.testing.assert_array_equal(m, models[0])  # sync() after join: identical
+    assert all(res[r]["finite"] for r in range(4))
