@@ -7,6 +7,7 @@
 
 #include "engine.h"
 #include "group_schedule.h"
+#include "stream_spec.h"
 
 using wagma::Engine;
 
@@ -14,8 +15,10 @@ namespace {
 
 int SetError(char* err, int errlen, const std::string& text) {
   if (err && errlen > 0) {
-    std::strncpy(err, text.c_str(), static_cast<size_t>(errlen) - 1);
-    err[errlen - 1] = '\0';
+    // Never cut a UTF-8 character: Python decodes this text.
+    const std::string fit = wagma::Utf8Prefix(text, static_cast<size_t>(errlen) - 1);
+    std::memcpy(err, fit.data(), fit.size());
+    err[fit.size()] = '\0';
   }
   return text.empty() ? 0 : -1;
 }
@@ -26,6 +29,7 @@ extern "C" {
 
 int wagma_start(char* err, int errlen) { return SetError(err, errlen, Engine::Get().Start()); }
 void wagma_shutdown(void) { Engine::Get().Shutdown(); }
+void wagma_shutdown_within(double timeout_s) { Engine::Get().Shutdown(timeout_s); }
 int wagma_started(void) { return Engine::Get().started() ? 1 : 0; }
 int wagma_rank(void) { return Engine::Get().rank(); }
 int wagma_size(void) { return Engine::Get().size(); }

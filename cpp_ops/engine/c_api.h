@@ -10,6 +10,9 @@ extern "C" {
 
 int wagma_start(char* err, int errlen);  // 0 on success
 void wagma_shutdown(void);
+// Shutdown that gives up on unfinished rounds after `timeout_s` (e.g. when the process
+// is exiting on an error: its peers learn from the goodbye at once).
+void wagma_shutdown_within(double timeout_s);
 int wagma_started(void);
 int wagma_rank(void);
 int wagma_size(void);

@@ -87,9 +87,10 @@ std::string Engine::Start() {
   return "";
 }
 
-void Engine::Shutdown() {
+void Engine::Shutdown(double timeout_s) {
   std::lock_guard<std::mutex> lock(start_mu_);
   if (!started_ || shutdown_requested_) return;
+  if (timeout_s >= 0) shutdown_timeout_s_ = timeout_s;
   shutdown_requested_ = true;
   queue_cv_.notify_all();
   if (thread_.joinable()) thread_.join();
@@ -216,6 +217,7 @@ int64_t Engine::Enqueue(const StreamSpec& spec, const void* input, void* output,
   Request req;
   req.enqueued = std::chrono::steady_clock::now();
   req.enqueued_us = Timeline::NowUs();
+  req.has_callback = on_done != nullptr;
   req.handle = handles_.Allocate(std::move(on_done));
   req.spec = spec;
   req.input = input;
@@ -333,7 +335,7 @@ bool Engine::PollControl() {
         OnAllJoined(msg.stream_id, msg.payload);
         break;
       case ControlKind::kStreamError:
-        OnStreamError(msg.stream_id, msg.payload);
+        OnStreamError(msg.stream_id, msg.round, msg.payload);
         break;
       case ControlKind::kWaiting:
         OnWaiting(msg.source, msg.stream_id, msg.round);
@@ -485,7 +487,7 @@ void Engine::HandleRequest(Request req) {
   if (me == req.spec.members.end()) {
     handles_.Complete(req.handle, "rank " + std::to_string(rank_) +
                                       " is not in the process set of stream '" +
-                                      req.spec.name + "'");
+                                      NameForMessage(req.spec.name) + "'");
     return;
   }
   auto it = streams_.find(req.spec.name);
@@ -516,9 +518,9 @@ void Engine::HandleRequest(Request req) {
       // Every member hears it: the others would otherwise wait for this rank forever.
       const std::string error = "rank " + std::to_string(rank_) + " called round " +
                                 std::to_string(s.next_app_round) + " of stream '" +
-                                s.spec.name + "', which cannot change after round 0: " +
+                                NameForMessage(s.spec.name) + "', which cannot change after round 0: " +
                                 mismatch;
-      FailStream(s, error, /*tell_peers=*/true);
+      FailStream(s, error, s.next_app_round, /*tell_peers=*/true);
     }
   }
   Stream& s = it->second;
@@ -532,7 +534,8 @@ void Engine::HandleRequest(Request req) {
   }
   const int64_t round = s.next_app_round++;
   RoundState& rs = GetRound(s, round);
-  rs.call = AppCall{req.enqueued, req.enqueued_us, req.handle, req.input, req.output};
+  rs.call = AppCall{req.enqueued, req.enqueued_us, req.handle, req.input, req.output,
+                    req.has_callback};
   if (s.id >= 0) EnterRound(s, rs);
 }
 
@@ -604,9 +607,9 @@ void Engine::OnActivate(int source, int stream_id, int64_t round, const std::str
   if (payload.size() == sizeof(fingerprint)) std::memcpy(&fingerprint, payload.data(), sizeof(fingerprint));
   if (fingerprint != s.spec.Fingerprint() && s.error.empty()) {
     FailStream(s, "rank " + std::to_string(source) + " activated round " +
-                      std::to_string(round) + " of stream '" + s.spec.name +
+                      std::to_string(round) + " of stream '" + NameForMessage(s.spec.name) +
                       "' with a different shape, dtype or configuration than this rank's",
-               /*tell_peers=*/true);
+               round, /*tell_peers=*/true);
     return;
   }
   if (!s.error.empty()) return;

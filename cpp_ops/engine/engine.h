@@ -60,7 +60,8 @@ class Engine {
   // error text, empty on success. MPI must already be initialised, thread-multiple.
   std::string Start();
   // Completes what can be completed, then stops the background thread. Idempotent.
-  void Shutdown();
+  // `timeout_s` < 0 keeps the configured limit (HOROVOD_WAGMA_SHUTDOWN_TIMEOUT, 30 s).
+  void Shutdown(double timeout_s = -1);
   bool started() const { return started_.load(); }
   int rank() const { return rank_; }
   int size() const { return size_; }
@@ -95,6 +96,7 @@ class Engine {
     StreamSpec spec;
     const void* input = nullptr;
     void* output = nullptr;
+    bool has_callback = false;
   };
 
   void Loop();
@@ -129,10 +131,12 @@ class Engine {
 
   // engine_faults.cc
   void FailRound(Stream& s, int64_t round, const std::string& error);
-  // Fails the stream on this rank for good; `tell_peers` spreads the error to every
-  // member, so no rank is left waiting in a later round.
-  void FailStream(Stream& s, const std::string& error, bool tell_peers = false);
-  void OnStreamError(int stream_id, const std::string& error);
+  // Fails the stream on this rank for good, from round `from_round` on: earlier
+  // rounds, whose data every member already exchanges, still complete. `tell_peers`
+  // spreads the error to every member, so no rank is left waiting in a later round.
+  void FailStream(Stream& s, const std::string& error, int64_t from_round = 0,
+                  bool tell_peers = false);
+  void OnStreamError(int stream_id, int64_t from_round, const std::string& error);
   void SayGoodbye();
   void OnGoodbye(int source, const std::string& payload);
   void StartJoin();

@@ -62,24 +62,27 @@ void Engine::FailRound(Stream& s, int64_t round, const std::string& error) {
   if (self_joined_) s.Drop(round);
 }
 
-void Engine::FailStream(Stream& s, const std::string& error, bool tell_peers) {
+void Engine::FailStream(Stream& s, const std::string& error, int64_t from_round,
+                        bool tell_peers) {
   if (!s.error.empty()) return;
   s.error = error;
   std::vector<int64_t> rounds;
-  for (const auto& kv : s.rounds) rounds.push_back(kv.first);
+  for (const auto& kv : s.rounds) {
+    if (kv.first >= from_round) rounds.push_back(kv.first);
+  }
   for (int64_t r : rounds) FailRound(s, r, error);
-  s.rounds.clear();
-  s.activations.clear();
+  for (int64_t r : rounds) s.rounds.erase(r);
+  s.activations.erase(s.activations.lower_bound(from_round), s.activations.end());
   if (tell_peers && s.id >= 0) {
     for (int m : s.spec.members) {
-      if (m != rank_) SendControl(m, ControlKind::kStreamError, s.id, 0, error);
+      if (m != rank_) SendControl(m, ControlKind::kStreamError, s.id, from_round, error);
     }
   }
 }
 
-void Engine::OnStreamError(int stream_id, const std::string& error) {
+void Engine::OnStreamError(int stream_id, int64_t from_round, const std::string& error) {
   auto it = streams_by_id_.find(stream_id);
-  if (it != streams_by_id_.end()) FailStream(*it->second, error);
+  if (it != streams_by_id_.end()) FailStream(*it->second, error, from_round);
 }
 
 // ---------------------------------------------------------------------------------
@@ -138,7 +141,7 @@ void Engine::RejectUnreachableRegistrations() {
       if (why.empty()) continue;
       verdicts.push_back(book_->Reject(
           p.key, "rank " + std::to_string(m) + " " + why + " before round 0 of stream '" +
-                     p.name + "', so it can never run the stream"));
+                     NameForMessage(p.name) + "', so it can never run the stream"));
       break;
     }
   }
@@ -271,10 +274,10 @@ void Engine::InspectStalls() {
         std::snprintf(head, sizeof(head), "stalled: waited %.1f s (WAGMA_STALL_TIMEOUT_S=%g) in ",
                       waited, cfg.timeout_s);
         std::string text = head;
-        text += s.id < 0 ? "round 0 of stream '" + s.spec.name +
+        text += s.id < 0 ? "round 0 of stream '" + NameForMessage(s.spec.name) +
                                "', for every member to call it"
                          : std::string(rs.plan.global ? "global" : "group") + " round " +
-                               std::to_string(r.first) + " of stream '" + s.spec.name + "'";
+                               std::to_string(r.first) + " of stream '" + NameForMessage(s.spec.name) + "'";
         text += rs.stall_note.empty() ? "" : "; " + rs.stall_note;
         expired.emplace_back(&s, r.first, text);
       }
@@ -302,7 +305,7 @@ void Engine::InspectStalls() {
                  "others (call join() when out of data). WAGMA_STALL_TIMEOUT_S makes the "
                  "waiting ranks raise.\n",
                  rank_, plan.global ? "global" : "group", static_cast<long long>(stall.round),
-                 s.spec.name.c_str(), stall.waited_s, note.c_str(), RankList(waiting).c_str());
+                 NameForMessage(s.spec.name).c_str(), stall.waited_s, note.c_str(), RankList(waiting).c_str());
     if (timeline_.enabled()) {
       timeline_.Instant(Timeline::kEngine, "fault", "stall_warning", Timeline::NowUs(),
                         "\"stream\":\"" + JsonEscape(s.spec.name) + "\",\"round\":" +
@@ -328,7 +331,7 @@ void Engine::CheckRegistrationStalls() {
     for (int m : p.members) {
       if (!Contains(p.seen, m)) missing.push_back(m);
     }
-    const std::string text = "round 0 of stream '" + p.name + "' has waited for ranks " +
+    const std::string text = "round 0 of stream '" + NameForMessage(p.name) + "' has waited for ranks " +
                              RankList(missing) + " to call it (registered: " +
                              RankList(p.seen) + ")";
     if (cfg.timeout_s > 0 && p.waited_s > cfg.timeout_s) {

@@ -165,18 +165,22 @@ void Engine::FinishAppRound(Stream& s, int64_t round) {
   const int64_t handle = call.handle;
   const bool global = rs.plan.global;
   const int64_t now_us = Timeline::NowUs();
+  const int64_t call_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                              std::chrono::steady_clock::now() - call.enqueued).count();
   {
     std::lock_guard<std::mutex> lock(stats_mu_);
-    stats_.call_wait_us += std::chrono::duration_cast<std::chrono::microseconds>(
-                               std::chrono::steady_clock::now() - call.enqueued).count();
+    stats_.call_wait_us += call_us;
     StreamStats& st = stream_stats_[s.spec.name];
     ++st.rounds;
     if (global) ++st.global_rounds;
+    if (call.has_callback) (global ? st.global_wait_us : st.group_wait_us) += call_us;
   }
   if (timeline_.enabled()) {
+    const std::string args = "\"round\":" + std::to_string(round);
     timeline_.Span(Timeline::kApp, "app", s.spec.name, call.enqueued_us, now_us,
-                   "\"round\":" + std::to_string(round) + ",\"kind\":\"" +
-                       (global ? "global" : "group") + "\"");
+                   args + ",\"kind\":\"" + (global ? "global" : "group") + "\"");
+    if (call.has_callback)
+      timeline_.Span(Timeline::kApp, "wait", s.spec.name, call.enqueued_us, now_us, args);
   }
   s.rounds.erase(round);
   handles_.Complete(handle, "", s.spec.name, global, round);

@@ -3,6 +3,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "stream_spec.h"
+
 namespace wagma {
 
 void PeerRoster::MarkDeparted(int rank, std::map<int, int64_t> last_round) {
@@ -20,8 +22,8 @@ std::string PeerRoster::MissingPeer(int stream_id, const std::string& name, int6
     if (round <= last_round) continue;  // it joined that round before leaving
     std::string text = "rank " + std::to_string(m) +
                        " left without join(): its engine shut down after ";
-    text += last_round < 0 ? std::string("never joining stream '") + name + "'"
-                           : "round " + std::to_string(last_round) + " of stream '" + name + "'";
+    text += last_round < 0 ? std::string("never joining stream '") + NameForMessage(name) + "'"
+                           : "round " + std::to_string(last_round) + " of stream '" + NameForMessage(name) + "'";
     text += ", and round " + std::to_string(round) + " needs it";
     text += " (a rank that runs out of data must call join())";
     return text;

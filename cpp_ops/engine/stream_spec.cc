@@ -54,7 +54,7 @@ std::string StreamSpec::Mismatch(const std::string& mine, const StreamSpec& o,
   if (*this == o) return "";  // the per-call path: no formatting
   std::ostringstream s;
   auto head = [&](const char* what) {
-    s << what << " mismatch for stream '" << name << "': " << mine << " has " << what << " ";
+    s << what << " mismatch for stream '" << NameForMessage(name) << "': " << mine << " has " << what << " ";
   };
   if (shape != o.shape) {
     head("shape");
@@ -132,6 +132,20 @@ std::string ValidateConfig(const StreamConfig& c) {
     s << "averaging must be 'fresh' or 'paper', got code " << static_cast<int>(c.averaging);
   }
   return s.str();
+}
+
+std::string Utf8Prefix(const std::string& text, size_t max_bytes) {
+  if (text.size() <= max_bytes) return text;
+  size_t n = max_bytes;
+  // Back up over continuation bytes (10xxxxxx) to the start of the cut character.
+  while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;
+  return text.substr(0, n);
+}
+
+std::string NameForMessage(const std::string& name) {
+  constexpr size_t kShown = 96;
+  if (name.size() <= kShown + 32) return name;
+  return Utf8Prefix(name, kShown) + "...(" + std::to_string(name.size()) + " bytes)";
 }
 
 uint64_t StreamSpec::Fingerprint() const {

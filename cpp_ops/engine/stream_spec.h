@@ -48,4 +48,12 @@ std::string ValidateConfig(const StreamConfig& config);
 
 std::string ShapeString(const std::vector<int64_t>& shape);
 
+// A stream name as quoted in messages: long names are shortened (at a UTF-8
+// character boundary) so that what differs still fits in an error text.
+std::string NameForMessage(const std::string& name);
+
+// The longest prefix of `text` of at most `max_bytes` that does not split a UTF-8
+// character.
+std::string Utf8Prefix(const std::string& text, size_t max_bytes);
+
 }  // namespace wagma

@@ -35,6 +35,9 @@ struct AppCall {
   int64_t handle = 0;
   const void* input = nullptr;  // the fresh input x
   void* output = nullptr;
+  // Completion runs a callback (TensorFlow's async kernel): the framework waits
+  // from the call on, so that whole time counts as waiting.
+  bool has_callback = false;
 };
 
 struct RoundState {

@@ -135,7 +135,7 @@ class WagmaBasics:
         if not self._atexit_registered:
             # Registered after Horovod's own handler, so it runs first (LIFO): the
             # engine finishes its MPI traffic before Horovod finalizes MPI.
-            atexit.register(engine_lib.shutdown)
+            atexit.register(engine_lib.shutdown_at_exit)
             self._atexit_registered = True
         self._size = hvd.size()
 

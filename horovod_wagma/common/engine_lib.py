@@ -44,16 +44,38 @@ def start():
     from horovod_wagma.common.errors import WagmaError
     err = ctypes.create_string_buffer(_ERR_LEN)
     if lib().wagma_start(err, _ERR_LEN) != 0:
-        raise WagmaError(err.value.decode())
+        raise WagmaError(err.value.decode(errors="replace"))
 
 
 def started():
     return bool(lib().wagma_started())
 
 
-def shutdown():
-    if _lib is not None:
+def shutdown(timeout_s=None):
+    """Stops the engine; `timeout_s` bounds the wait for unfinished rounds."""
+    if _lib is None:
+        return
+    if timeout_s is None:
         _lib.wagma_shutdown()
+    else:
+        _lib.wagma_shutdown_within(ctypes.c_double(timeout_s))
+
+
+def shutdown_at_exit():
+    """The atexit handler.
+
+    After an uncaught exception the rounds this rank is in will not complete: the
+    engine says goodbye (peers fail at their next round that needs this rank) and
+    gives up within a second. Ctrl-C means "stop the job": MPI_Abort ends every
+    rank, where MPI_Finalize would wait for peers that may be busy for hours."""
+    import sys
+    error = getattr(sys, "last_value", None)
+    shutdown(1.0 if error is not None else None)
+    if isinstance(error, KeyboardInterrupt):
+        from mpi4py import MPI
+        sys.stderr.write("[horovod_wagma] interrupted: aborting every rank\n")
+        sys.stderr.flush()
+        MPI.COMM_WORLD.Abort(130)
 
 
 def schedule(num_ranks, group_size):
@@ -63,7 +85,7 @@ def schedule(num_ranks, group_size):
     err = ctypes.create_string_buffer(_ERR_LEN)
     num_phases = lib().wagma_schedule(num_ranks, group_size, out, cap, err, _ERR_LEN)
     if num_phases < 0:
-        raise ValueError(err.value.decode())
+        raise ValueError(err.value.decode(errors="replace"))
     return [list(out[p * num_ranks:(p + 1) * num_ranks]) for p in range(num_phases)]
 
 
@@ -84,7 +106,7 @@ def enqueue(name, dtype, shape, input_ptr, output_ptr, group_size, sync_period,
                                  averaging_code, int(wait_avoiding), len(members),
                                  members_arr, err, _ERR_LEN)
     if handle == 0:
-        raise WagmaError(err.value.decode())
+        raise WagmaError(err.value.decode(errors="replace"))
     return handle
 
 

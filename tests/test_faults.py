@@ -1,0 +1,107 @@
+"""Faults end in a clear error naming the rank, never in a hang (issue: reliability).
+
+Each case runs real ranks under mpirun with a timeout, so a hang fails the test."""
+import glob
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import framework_env, mpi_command, read_results
+
+
+def test_early_exit_is_announced(mpi, framework):
+    run = mpi("early_exit.py", 4, 3, timeout=150, env=framework_env(framework))
+    assert run.results[3]["left_after"] == 6
+    for r in range(3):
+        res = run.results[r]
+        assert res["error"] is not None, f"rank {r} never noticed rank 3 leaving"
+        assert "rank 3" in res["error"] and "join()" in res["error"], res["error"]
+        assert res["failed_round"] <= 9  # round 9 is global: it needs rank 3
+        assert res["seconds"] < 15, res
+    assert "gave up" not in run.stderr
+
+
+def _wait_for(predicate, timeout, what):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.1)
+    pytest.fail(f"timed out waiting for {what}")
+
+
+def _kill_group(proc):
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def test_stuck_rank_is_reported_and_times_out():
+    env = {"WAGMA_STALL_WARNING_S": "2", "WAGMA_STALL_TIMEOUT_S": "5"}
+    cmd, full_env, results = mpi_command("stuck_rank.py", 3, env=env)
+    proc = subprocess.Popen(cmd, env=full_env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        pid_file = os.path.join(results, "stuck.pid")
+        _wait_for(lambda: os.path.exists(pid_file) and len(read_results(results)) >= 2,
+                  90, "ranks 0 and 1 to give up on the stuck rank")
+        with open(pid_file) as f:
+            os.kill(int(f.read()), signal.SIGCONT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        _kill_group(proc)
+    res = read_results(results)
+    for r in (0, 1):
+        assert res[r]["error"] is not None
+        assert "stalled" in res[r]["error"] and "WAGMA_STALL_TIMEOUT_S" in res[r]["error"]
+        assert "[2]" in res[r]["error"], res[r]["error"]  # names the missing rank
+        assert 4.5 < res[r]["seconds"] < 20, res[r]
+    # Rank 0, the inspector, printed which rank the global round is missing.
+    assert "stall: global round 4 of stream 'w'" in err, err[-3000:]
+    assert "ranks that have not entered it: [2]" in err
+    assert res[2]["resumed"]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signal_on_one_rank_ends_every_rank(sig):
+    cmd, full_env, results = mpi_command("interrupted.py", 3)
+    proc = subprocess.Popen(cmd, env=full_env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        _wait_for(lambda: len(glob.glob(os.path.join(results, "ready.*"))) == 3, 90,
+                  "every rank to start")
+        time.sleep(1.0)  # rank 1 is now blocked in its global round
+        pid = int(glob.glob(os.path.join(results, "ready.1.*"))[0].rsplit(".", 1)[1])
+        os.kill(pid, sig)
+        t0 = time.monotonic()
+        try:
+            out, err = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"{signal.Signals(sig).name} on rank 1 did not end every rank "
+                        "within 30 s")
+        elapsed = time.monotonic() - t0
+    finally:
+        _kill_group(proc)
+    assert proc.returncode != 0
+    assert elapsed < 30
+    if sig == signal.SIGINT:
+        assert "KeyboardInterrupt" in err, err[-3000:]
+
+
+def test_midrun_mismatch_fails_every_rank(mpi, framework):
+    run = mpi("midrun_mismatch.py", 3, timeout=150, env=framework_env(framework))
+    for r, res in run.results.items():
+        shape = res["shape"]
+        assert shape["error"] is not None, r
+        assert "rank 1" in shape["error"] and "shape" in shape["error"], shape
+        assert "[5]" in shape["error"] and "[4]" in shape["error"]
+        assert shape["seconds"] < 15
+        assert res["shape_again"]["error"] == shape["error"] or \
+            "rank 1" in res["shape_again"]["error"]
+        knob = res["knob"]
+        assert knob["error"] is not None and "rank 2" in knob["error"], knob
+        assert "sync_period" in knob["error"]
+        assert res["good"]["error"] is None

@@ -1,0 +1,59 @@
+"""stats() against a scripted scenario, and the WAGMA_TIMELINE trace of a real run."""
+import glob
+import json
+import os
+import subprocess
+import sys
+
+from conftest import framework_env
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "bench"))
+
+
+def test_stats_count_a_known_straggler(mpi, framework, tmp_path):
+    trace = str(tmp_path / "trace.json")
+    run = mpi("stats_scenario.py", 2, timeout=120,
+              env=dict(framework_env(framework), WAGMA_TIMELINE=trace))
+    fast, slow = run.results[0]["s"], run.results[1]["s"]
+    n_bytes = 1000 * 4
+    for st in (fast, slow):
+        assert st["rounds"] == 6 and st["global_rounds"] == 1
+        assert st["bytes_sent"] == 6 * n_bytes  # a pair: each sends its whole tensor
+        assert st["errors"] == 0
+    # The fast rank activated every group round; the slow rank's engine joined them
+    # all with its round-0 output, 0..4 rounds stale.
+    assert fast["activations_sent"] == 5 and fast["passive_joins"] == 0
+    assert slow["activations_sent"] == 0 and slow["passive_joins"] == 5
+    assert slow["staleness_max"] == 4 and abs(slow["staleness_mean"] - 2.0) < 1e-9
+    # Its results were ready when it asked: it never waited in a group round.
+    assert slow["group_wait_s"] < 0.05
+    assert run.results[0]["all"] == ["other", "s"]
+    assert "no-such-stream" in run.results[0]["unknown"]
+
+    from plot_timeline import load_traces
+    files = sorted(glob.glob(str(tmp_path / "trace.*.json")))
+    assert [os.path.basename(f) for f in files] == ["trace.0.json", "trace.1.json"]
+    for f in files:
+        with open(f) as fh:
+            json.load(fh)  # closed at exit: valid JSON
+    events = load_traces(files)
+    by = {}
+    for e in events:
+        by.setdefault((e["pid"], e.get("cat"), e["name"]), []).append(e)
+    app0 = [e for e in by[(0, "app", "s")]]
+    assert len(app0) == 6 and sum(e["args"]["kind"] == "global" for e in app0) == 1
+    assert len(by[(1, "join", "passive_join")]) == 5
+    assert len(by[(0, "activation", "activation_sent")]) == 5
+    assert len(by[(1, "activation", "activation_received")]) == 5
+    passive = [e for e in by[(1, "reduction", "s")] if e["args"]["passive"]]
+    assert len(passive) == 5 and all(e["dur"] >= 0 for e in passive)
+    assert all(e["ph"] == "X" and "round" in e["args"] for e in by[(0, "wait", "s")])
+    assert [e["args"]["staleness"] for e in by[(1, "join", "passive_join")]] == [0, 1, 2, 3, 4]
+
+    png = tmp_path / "timeline.png"
+    out = subprocess.run([sys.executable, os.path.join(os.path.dirname(HERE), "bench",
+                                                       "plot_timeline.py"), *files,
+                          "-o", str(png)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert png.stat().st_size > 10000

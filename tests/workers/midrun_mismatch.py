@@ -1,0 +1,39 @@
+"""Mid-run mismatches: a rank changes a stream's shape (or a knob) at a later round.
+Every rank must get an error naming that rank, within seconds, never a hang."""
+import time
+
+import frameworks as fw
+from common import emit
+
+hvd = fw.hvd
+hvd.init(group_size=2, sync_period=4)
+rank = hvd.rank()
+out = {}
+
+
+def attempt(key, fn):
+    t0 = time.monotonic()
+    try:
+        fn()
+        out[key] = {"error": None}
+    except Exception as e:  # noqa: BLE001
+        out[key] = {"type": type(e).__name__, "error": str(e)}
+    out[key]["seconds"] = time.monotonic() - t0
+
+
+x = fw.tensor([float(rank)] * 4, "float32")
+for r in range(5):
+    x = hvd.group_allreduce(x, name="shape")
+bad = fw.tensor([1.0] * (5 if rank == 1 else 4), "float32")
+attempt("shape", lambda: [hvd.group_allreduce(bad, name="shape") for _ in range(6)])
+# Once failed, the stream fails fast on every rank.
+attempt("shape_again", lambda: hvd.group_allreduce(fw.tensor([1.0] * 4, "float32"), name="shape"))
+
+y = fw.tensor([float(rank)] * 3, "float32")
+for r in range(2):
+    y = hvd.group_allreduce(y, name="knob", sync_period=4)
+period = 6 if rank == 2 else 4
+attempt("knob", lambda: [hvd.group_allreduce(y, name="knob", sync_period=period)
+                         for _ in range(6)])
+attempt("good", lambda: hvd.group_allreduce(fw.tensor([1.0] * 2, "float32"), name="good"))
+emit(rank, **out)

@@ -1,0 +1,29 @@
+"""A scripted straggler for stats(): on 2 ranks (one group), rank 1 sleeps before
+each of rounds 1..5 while rank 0 runs them at once, so rank 0 activates all five and
+rank 1's engine joins all five passively with its round-0 output."""
+import os
+import time
+
+import frameworks as fw
+from common import emit
+
+hvd = fw.hvd
+hvd.init(group_size=2, sync_period=100)
+rank = hvd.rank()
+n = 1000
+x = fw.tensor([float(rank)] * n, "float32")
+x = hvd.group_allreduce(x, name="s")  # round 0, global
+if rank == 1:
+    time.sleep(1.0)
+for r in range(1, 6):
+    x = hvd.group_allreduce(x, name="s")
+    if rank == 1:
+        time.sleep(0.05)
+y = hvd.group_allreduce(fw.tensor([1.0, 2.0], "float32"), name="other")
+try:
+    hvd.stats("no-such-stream")
+    unknown = None
+except ValueError as e:
+    unknown = str(e)
+emit(rank, s=hvd.stats("s"), all=sorted(hvd.stats()), unknown=unknown,
+     timeline=os.environ.get("WAGMA_TIMELINE"))
