@@ -60,3 +60,13 @@ def test_keras3_first_is_a_clear_error():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=300, env=dict(env, TF_CPP_MIN_LOG_LEVEL="3"))
     assert "ImportError:" in out.stdout and "TF_USE_LEGACY_KERAS" in out.stdout, out
+
+
+def test_uneven_batches_with_join(mpi):
+    run = mpi("keras_checks.py", 3, "uneven", timeout=240)
+    for r, res in run.results.items():
+        assert res["last"] == 2, res  # rank 2 has the most batches
+        assert res["round"] == 4 + 3 * 2  # everyone continues from the furthest step
+        assert res["identical_after_sync"]
+    # Rank 0 stopped first; its engine then served the others' rounds.
+    assert run.results[0]["joins"] > 0

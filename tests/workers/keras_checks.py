@@ -71,4 +71,20 @@ elif scenario == "eager":
     out["identical_at_global_rounds"] = identical
     opt.sync(model.variables)
     out["identical_after_sync"] = all_equal(model.variables)
+elif scenario == "uneven":
+    # Rank r has 4 + 3r batches, then joins: its model keeps serving the others.
+    x, y = data(rank)
+    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    steps = 4 + 3 * rank
+    for step in range(steps):
+        xb, yb = x[step * 16:(step + 1) * 16], y[step * 16:(step + 1) * 16]
+        with tf.GradientTape() as tape:
+            loss = loss_fn(yb, model(xb, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        opt.apply_gradients(zip(grads, model.trainable_variables))
+    out["last"] = opt.join()
+    out["round"] = int(opt._wagma["round"].numpy())
+    out["joins"] = sum(s["passive_joins"] for s in hvd.stats().values())
+    opt.sync(model.variables)
+    out["identical_after_sync"] = all_equal(model.variables)
 emit(rank, **out)
