@@ -104,7 +104,7 @@ void Engine::SayGoodbye() {
 void Engine::OnGoodbye(int source, const std::string& payload) {
   roster_.MarkDeparted(source, PeerRoster::UnpackLastRounds(payload));
   if (timeline_.enabled()) {
-    timeline_.Instant(Timeline::kEngine, "fault", "peer_left", Timeline::NowUs(),
+    timeline_.Instant(Timeline::kEngine, "lifecycle", "peer_left", Timeline::NowUs(),
                       "\"rank\":" + std::to_string(source));
   }
   for (auto& kv : streams_) {
