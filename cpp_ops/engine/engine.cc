@@ -494,6 +494,7 @@ void Engine::HandleRequest(Request req) {
   if (it == streams_.end()) {
     Stream& s = streams_[req.spec.name];
     s.spec = req.spec;
+    s.fingerprint = s.spec.Fingerprint();
     s.my_index = static_cast<int>(me - req.spec.members.begin());
     const int num_members = static_cast<int>(req.spec.members.size());
     s.schedule = &ScheduleFor(num_members, req.spec.config.group_size);
@@ -604,8 +605,9 @@ void Engine::OnActivate(int source, int stream_id, int64_t round, const std::str
                           std::to_string(round) + ",\"from\":" + std::to_string(source));
   }
   uint64_t fingerprint = 0;
-  if (payload.size() == sizeof(fingerprint)) std::memcpy(&fingerprint, payload.data(), sizeof(fingerprint));
-  if (fingerprint != s.spec.Fingerprint() && s.error.empty()) {
+  if (payload.size() == sizeof(fingerprint))
+    std::memcpy(&fingerprint, payload.data(), sizeof(fingerprint));
+  if (fingerprint != s.fingerprint && s.error.empty()) {
     FailStream(s, "rank " + std::to_string(source) + " activated round " +
                       std::to_string(round) + " of stream '" + NameForMessage(s.spec.name) +
                       "' with a different shape, dtype or configuration than this rank's",

@@ -185,7 +185,7 @@ void Engine::OnJoined(int source, const std::string& payload) {
       for (const auto& r : s.rounds) {
         const RoundState& rs = r.second;
         if (!rs.in_flight() || rs.activated_all || !Contains(rs.members, source)) continue;
-        uint64_t fingerprint = s.spec.Fingerprint();
+        uint64_t fingerprint = s.fingerprint;
         SendControl(source, ControlKind::kActivate, s.id, r.first,
                     std::string(reinterpret_cast<const char*>(&fingerprint), sizeof(fingerprint)));
       }

@@ -86,7 +86,7 @@ void Engine::JoinRound(Stream& s, RoundState& rs, const void* contribution, bool
     if (m != rank_ && (activate || roster_.joined(m))) targets.push_back(m);
   }
   if (!targets.empty()) {
-    uint64_t fingerprint = s.spec.Fingerprint();
+    uint64_t fingerprint = s.fingerprint;
     const std::string payload(reinterpret_cast<const char*>(&fingerprint), sizeof(fingerprint));
     for (int m : targets) SendControl(m, ControlKind::kActivate, s.id, rs.round, payload);
     rs.activated_all = activate;

@@ -71,6 +71,7 @@ struct RoundState {
 
 struct Stream {
   StreamSpec spec;
+  uint64_t fingerprint = 0;  // spec.Fingerprint(), sent with every activation
   int id = -1;  // assigned by the registrar at round 0
   int my_index = 0;  // this rank's position in spec.members
   const GroupSchedule* schedule = nullptr;
