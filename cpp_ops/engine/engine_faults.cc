@@ -353,6 +353,15 @@ void Engine::CheckRegistrationStalls() {
 }
 
 void Engine::OnWaiting(int source, int stream_id, int64_t round) {
+  auto it = streams_by_id_.find(stream_id);
+  if (it == streams_by_id_.end()) return;
+  const Stream& s = *it->second;
+  // A report that crossed the round's completion here is stale: every member had
+  // contributed. Without this check it would turn into a false alarm later.
+  auto r = s.rounds.find(round);
+  const bool done_here = r != s.rounds.end() ? r->second.completed
+                                             : round < s.next_app_round || s.dropped.count(round);
+  if (done_here) return;
   stalls_->OnWaiting(stream_id, round, source, std::chrono::steady_clock::now());
 }
 
