@@ -74,6 +74,8 @@ std::string Engine::Start() {
   small_bytes_ = static_cast<size_t>(EnvDouble("HOROVOD_WAGMA_SMALL_BYTES", 64 * 1024));
   shutdown_timeout_s_ = EnvDouble("HOROVOD_WAGMA_SHUTDOWN_TIMEOUT", 30.0);
   spin_us_ = static_cast<int64_t>(EnvDouble("HOROVOD_WAGMA_SPIN_US", 200));
+  caller_progress_us_ =
+      static_cast<int64_t>(EnvDouble("HOROVOD_WAGMA_CALLER_PROGRESS_US", 0));
   stalls_ = std::make_unique<StallInspector>(StallSettings::FromEnv());
   const char* timeline_path = std::getenv("WAGMA_TIMELINE");
   if (timeline_path && *timeline_path) {
@@ -143,8 +145,33 @@ std::string Engine::StatsJson() {
 }
 
 int Engine::WaitFor(int64_t handle, int64_t timeout_us, std::string* error) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point t0 = Clock::now();
+  const int64_t t0_us = Timeline::NowUs();
+  int64_t spin_us = caller_progress_us_;
+  if (timeout_us >= 0) spin_us = std::min(spin_us, timeout_us);
+  const Clock::time_point spin_until = t0 + std::chrono::microseconds(spin_us);
+  while (spin_us > 0 && !failed_ && handles_.Poll(handle) == 0 && Clock::now() < spin_until) {
+    if (!loop_mu_.try_lock()) {
+      std::this_thread::yield();
+      continue;
+    }
+    try {
+      if (!failed_ && !shutdown_requested_ && !ProgressOnce()) std::this_thread::yield();
+    } catch (const std::exception& e) {
+      FailEngine(e);
+    }
+    loop_mu_.unlock();
+  }
+  const int64_t spun_us =
+      std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0).count();
+  if (timeout_us >= 0) timeout_us = std::max<int64_t>(0, timeout_us - spun_us);
   HandleTable::Outcome outcome;
   const int state = handles_.WaitFor(handle, timeout_us, &outcome);
+  if (spin_us > 0) {
+    outcome.waited_us += spun_us;
+    outcome.first_wait_at_us = std::min(outcome.first_wait_at_us, t0_us);
+  }
   if (state < 0) *error = "unknown handle " + std::to_string(handle);
   if (state != 1) return state;
   *error = outcome.error;
@@ -234,33 +261,46 @@ int64_t Engine::Enqueue(const StreamSpec& spec, const void* input, void* output,
 // ---------------------------------------------------------------------------------
 // Background loop
 
+bool Engine::ProgressOnce() {
+  bool progressed = false;
+  progressed |= DrainRequests();
+  progressed |= PollControl();
+  progressed |= ProgressRounds();
+  progressed |= JoinActivatedRounds();
+  InspectStalls();
+  channel_->FlushSends();
+  int64_t held = 0;
+  for (const auto& kv : streams_) held += static_cast<int64_t>(kv.second.rounds.size());
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  ++stats_.loop_iterations;
+  stats_.rounds_held = held;
+  stats_.in_flight = in_flight_;
+  return progressed;
+}
+
+void Engine::FailEngine(const std::exception& e) {
+  std::fprintf(stderr, "[horovod_wagma rank %d] engine error: %s\n", rank_, e.what());
+  failed_ = true;
+  handles_.FailAll(std::string("WAGMA engine error: ") + e.what());
+  FinishJoin(-1, std::string("WAGMA engine error: ") + e.what());
+}
+
 void Engine::Loop() {
   pthread_setname_np(pthread_self(), "wagma-engine");  // findable in top / /proc
   using Clock = std::chrono::steady_clock;
   Clock::time_point last_progress = Clock::now();
-  while (true) {
+  while (!failed_) {
     bool progressed = false;
-    try {
-      progressed |= DrainRequests();
-      progressed |= PollControl();
-      progressed |= ProgressRounds();
-      progressed |= JoinActivatedRounds();
-      InspectStalls();
-      channel_->FlushSends();
-      if (shutdown_requested_ && ShutdownStep()) break;
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "[horovod_wagma rank %d] engine error: %s\n", rank_, e.what());
-      handles_.FailAll(std::string("WAGMA engine error: ") + e.what());
-      FinishJoin(-1, std::string("WAGMA engine error: ") + e.what());
-      break;
-    }
     {
-      int64_t held = 0;
-      for (const auto& kv : streams_) held += static_cast<int64_t>(kv.second.rounds.size());
-      std::lock_guard<std::mutex> lock(stats_mu_);
-      ++stats_.loop_iterations;
-      stats_.rounds_held = held;
-      stats_.in_flight = in_flight_;
+      std::lock_guard<std::mutex> lock(loop_mu_);
+      if (failed_) break;
+      try {
+        progressed = ProgressOnce();
+        if (shutdown_requested_ && ShutdownStep()) break;
+      } catch (const std::exception& e) {
+        FailEngine(e);
+        break;
+      }
     }
     const Clock::time_point now = Clock::now();
     if (progressed) {
@@ -273,13 +313,18 @@ void Engine::Loop() {
     // low while rounds are in flight. An enqueue wakes the loop at once.
     const auto idle_us =
         std::chrono::duration_cast<std::chrono::microseconds>(now - last_progress).count();
+    bool busy;
+    {
+      std::lock_guard<std::mutex> lock(stats_mu_);
+      busy = stats_.in_flight > 0;
+    }
     // While rounds are in flight, peers' messages (and rendezvous hand-shakes of large
     // ones) need this thread promptly: spin longer before sleeping.
-    if (idle_us < (in_flight_ > 0 ? 25 * spin_us_ : spin_us_)) {
+    if (idle_us < (busy ? 25 * spin_us_ : spin_us_)) {
       std::this_thread::yield();
       continue;
     }
-    const int64_t cap_us = in_flight_ > 0 ? 200 : (idle_us > 2000000 ? 4000 : 1000);
+    const int64_t cap_us = busy ? 200 : (idle_us > 2000000 ? 4000 : 1000);
     const int64_t sleep_us = std::max<int64_t>(20, std::min<int64_t>(cap_us, idle_us / 4));
     {
       std::lock_guard<std::mutex> lock(stats_mu_);

@@ -100,6 +100,12 @@ class Engine {
   };
 
   void Loop();
+  // One pass of progress: requests, control messages, reductions, activations,
+  // stalls. Serialised by loop_mu_. The background thread runs it, and so may an app
+  // thread that waits for a result (WaitFor): on busy cores that saves the two thread
+  // hand-offs of a small round.
+  bool ProgressOnce();
+  void FailEngine(const std::exception& e);
   bool DrainRequests();
   bool PollControl();
   bool ProgressRounds();
@@ -163,6 +169,11 @@ class Engine {
   size_t small_bytes_ = 64 * 1024;
   double shutdown_timeout_s_ = 30.0;
   int64_t spin_us_ = 200;  // after activity, poll this long before sleeping
+  // How long a waiting app thread drives progress itself before it sleeps
+  // (HOROVOD_WAGMA_CALLER_PROGRESS_US; 0 leaves all progress to the engine thread).
+  int64_t caller_progress_us_ = 0;
+  std::mutex loop_mu_;  // held for each ProgressOnce; guards the state below
+  std::atomic<bool> failed_{false};
 
   std::mutex queue_mu_;
   std::condition_variable queue_cv_;
