@@ -74,7 +74,7 @@ import socket
 import sys
 import time
 
-RULES = ("fresh", "paper")
+RULES = ("fresh", "paper", "local")
 STATES = ("never", "on_sync", "always")
 ALL_CONFIGS = ["horovod", "localsgd"] + [f"wagma-{r}-{s}" for r in RULES for s in STATES]
 DATA_MODES = ("iid", "noniid")

@@ -1,17 +1,20 @@
-"""Published values and the 'fresh' / 'paper' rules with a genuinely stale member."""
+"""Published values and the 'fresh' / 'paper' / 'local' rules with a genuinely stale
+member."""
 import pytest
 
 from conftest import framework_env
 
 EXPECTED = {
     # rank 0 contributed its fresh 10.5, rank 1's engine its published 0.5 (s = 11).
-    # fresh: y_i = (s - c_i + x_i) / 2; paper: y_i = (s + x_i) / 3.
+    # fresh: y_i = (s - c_i + x_i) / 2; paper: y_i = (s + x_i) / 3;
+    # local: y_i = s / 2 + (x_i - c_i).
     "fresh": {0: 11.0 / 2, 1: (11.0 - 0.5 + 100.5) / 2},
     "paper": {0: (11.0 + 10.5) / 3, 1: (11.0 + 100.5) / 3},
+    "local": {0: 11.0 / 2, 1: 11.0 / 2 + (100.5 - 0.5)},
 }
 
 
-@pytest.mark.parametrize("averaging", ["fresh", "paper"])
+@pytest.mark.parametrize("averaging", ["fresh", "paper", "local"])
 def test_late_member_result_follows_rule(mpi, framework, averaging):
     run = mpi("stale_join.py", 2, averaging, timeout=180, env=framework_env(framework))
     for rank in (0, 1):

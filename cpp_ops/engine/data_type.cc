@@ -108,7 +108,7 @@ void MeanImpl(const void* const* srcs, int num_srcs, size_t n, void* dst) {
 }
 
 template <class K>
-void FreshImpl(const void* m, const void* c, const void* x, int g, size_t n, void* y) {
+void FreshImpl(const void* m, const void* c, const void* x, int divisor, size_t n, void* y) {
   using T = typename K::T;
   using A = typename K::A;
   const T* pm = static_cast<const T*>(m);
@@ -116,7 +116,7 @@ void FreshImpl(const void* m, const void* c, const void* x, int g, size_t n, voi
   const T* px = static_cast<const T*>(x);
   T* py = static_cast<T*>(y);
   for (size_t i = 0; i < n; ++i) {
-    py[i] = K::Store(K::Load(pm[i]) + (K::Load(px[i]) - K::Load(pc[i])) / A(g));
+    py[i] = K::Store(K::Load(pm[i]) + (K::Load(px[i]) - K::Load(pc[i])) / A(divisor));
   }
 }
 
@@ -146,8 +146,8 @@ template <class K> struct MeanOp {
   static void Run(const void* const* s, int k, size_t n, void* d) { MeanImpl<K>(s, k, n, d); }
 };
 template <class K> struct FreshOp {
-  static void Run(const void* m, const void* c, const void* x, int g, size_t n, void* y) {
-    FreshImpl<K>(m, c, x, g, n, y);
+  static void Run(const void* m, const void* c, const void* x, int d, size_t n, void* y) {
+    FreshImpl<K>(m, c, x, d, n, y);
   }
 };
 template <class K> struct PaperOp {
@@ -185,8 +185,8 @@ void MeanOf(DataType dtype, const void* const* srcs, int num_srcs, size_t n, voi
 }
 
 void FreshCorrection(DataType dtype, const void* m, const void* c, const void* x,
-                     int group_size, size_t n, void* y) {
-  Dispatch<FreshOp>(dtype, m, c, x, group_size, n, y);
+                     int divisor, size_t n, void* y) {
+  Dispatch<FreshOp>(dtype, m, c, x, divisor, n, y);
 }
 
 void PaperAverage(DataType dtype, const void* m, const void* x, int group_size, size_t n,

@@ -21,10 +21,12 @@ std::string DataTypeName(DataType dtype);
 // dst[i] = mean over k of srcs[k][i], for i in [0, n).
 void MeanOf(DataType dtype, const void* const* srcs, int num_srcs, size_t n, void* dst);
 
-// "fresh" rule for a member whose contribution c was stale: y = m + (x - c) / g,
-// where m is the group mean. Equals (s - c + x) / g with s = g * m.
+// Correction for a member whose contribution c was stale: y = m + (x - c) / divisor,
+// where m is the group mean. divisor = g is the "fresh" rule, (s - c + x) / g with
+// s = g * m; divisor = 1 is the "local" rule, which keeps all of the member's own
+// progress since the value it contributed.
 void FreshCorrection(DataType dtype, const void* m, const void* c, const void* x,
-                     int group_size, size_t n, void* y);
+                     int divisor, size_t n, void* y);
 
 // "paper" rule: y = (g * m + x) / (g + 1).
 void PaperAverage(DataType dtype, const void* m, const void* x, int group_size, size_t n,

@@ -113,10 +113,10 @@ void Engine::JoinRound(Stream& s, RoundState& rs, const void* contribution, bool
   args.dtype = s.spec.dtype;
   args.count = s.spec.num_elements();
   args.contribution = contribution;
-  // The app's own contribution under the plain mean (global rounds, or 'fresh' with
-  // c = x) makes m the answer: reduce straight into the output, no extra pass.
+  // The app's own contribution under the plain mean (global rounds, or 'fresh' and
+  // 'local' with c = x) makes m the answer: reduce straight into the output.
   rs.mean_in_output = rs.call && contribution == rs.call->input &&
-                      (rs.plan.global || s.spec.config.averaging == Averaging::kFresh);
+                      (rs.plan.global || s.spec.config.averaging != Averaging::kPaper);
   if (rs.mean_in_output) {
     args.result = rs.call->output;
   } else {
@@ -157,7 +157,8 @@ void Engine::FinishAppRound(Stream& s, int64_t round) {
   } else if (rs.contribution == x || std::memcmp(rs.contribution, x, bytes) == 0) {
     std::memcpy(out, rs.mean.data(), bytes);  // c == x: the plain group mean
   } else {
-    FreshCorrection(s.spec.dtype, rs.mean.data(), rs.contribution, x, g, n, out);
+    const int divisor = s.spec.config.averaging == Averaging::kLocal ? 1 : g;
+    FreshCorrection(s.spec.dtype, rs.mean.data(), rs.contribution, x, divisor, n, out);
   }
   // Published even without wait-avoidance: a rank that joins serves its final
   // model from here, and the app may reuse its input as soon as it has the output.

@@ -23,7 +23,14 @@ T Get(const std::string& in, size_t& pos) {
   return v;
 }
 
-const char* AveragingName(Averaging a) { return a == Averaging::kFresh ? "fresh" : "paper"; }
+const char* AveragingName(Averaging a) {
+  switch (a) {
+    case Averaging::kFresh: return "fresh";
+    case Averaging::kPaper: return "paper";
+    case Averaging::kLocal: return "local";
+  }
+  return "unknown";
+}
 
 }  // namespace
 
@@ -128,8 +135,10 @@ std::string ValidateConfig(const StreamConfig& c) {
   } else if (c.sync_period < 1 || c.sync_period > kMaxSyncPeriod) {
     s << "sync_period must be an integer in [1, " << kMaxSyncPeriod << "], got "
       << c.sync_period;
-  } else if (c.averaging != Averaging::kFresh && c.averaging != Averaging::kPaper) {
-    s << "averaging must be 'fresh' or 'paper', got code " << static_cast<int>(c.averaging);
+  } else if (c.averaging != Averaging::kFresh && c.averaging != Averaging::kPaper &&
+             c.averaging != Averaging::kLocal) {
+    s << "averaging must be 'fresh', 'paper' or 'local', got code "
+      << static_cast<int>(c.averaging);
   }
   return s.str();
 }

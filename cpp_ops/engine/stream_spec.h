@@ -9,7 +9,7 @@
 
 namespace wagma {
 
-enum class Averaging : int32_t { kFresh = 0, kPaper = 1 };
+enum class Averaging : int32_t { kFresh = 0, kPaper = 1, kLocal = 2 };
 
 struct StreamConfig {
   int32_t group_size = 2;     // S

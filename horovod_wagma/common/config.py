@@ -6,7 +6,7 @@ Invalid values raise ``ValueError`` on the calling rank before anything is enque
 import dataclasses
 from typing import Optional
 
-AVERAGING_RULES = {"fresh": 0, "paper": 1}
+AVERAGING_RULES = {"fresh": 0, "paper": 1, "local": 2}
 # Rounds are tagged modulo a window; see cpp_ops/engine/message_tags.h (kMaxSyncPeriod).
 MAX_SYNC_PERIOD = 4096
 # The engine holds group_size in an int32; any S >= P already means one group.

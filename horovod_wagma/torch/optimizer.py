@@ -196,7 +196,8 @@ def DistributedWagmaOptimizer(optimizer, named_parameters=None,
     WAGMA arguments (keyword-only):
       group_size: ranks per averaging group S (default: smallest power of 2 >= sqrt P).
       sync_period: every this many steps the average is global (tau).
-      averaging: "fresh" or "paper" rule for stale contributions (default: init's).
+      averaging: "fresh", "paper" or "local" rule for stale contributions (default:
+        init's; see README).
       wait_avoiding: False makes group rounds wait for every member (ablation).
       named_buffers: e.g. ``model.named_buffers()``; floating ones are averaged at
         every global round.
