@@ -132,7 +132,7 @@ def _valid(arg, v):
     is_int = isinstance(v, int) and not isinstance(v, bool)
     return {"group_size": v is None or (is_int and 2 <= v <= 2**31 - 1),
             "sync_period": is_int and 1 <= v <= 4096,
-            "averaging": isinstance(v, str) and v in ("fresh", "paper"),
+            "averaging": isinstance(v, str) and v in ("fresh", "paper", "local"),
             "wait_avoiding": isinstance(v, bool)}[arg]
 
 

@@ -165,7 +165,7 @@ def problems(case):
     elif sp is not None and not (_is_int(sp) and 1 <= sp <= MAX_SYNC_PERIOD):
         out.append(("sync_period", "sync_period", "error"))
     avg = case["averaging"]
-    if not (avg is None or (isinstance(avg, str) and avg in ("fresh", "paper"))):
+    if not (avg is None or (isinstance(avg, str) and avg in ("fresh", "paper", "local"))):
         out.append(("averaging", "averaging", "error"))
     wa = case["wait_avoiding"]
     if isinstance(wa, np.bool_):
@@ -212,7 +212,7 @@ ANY_GS = st.one_of(VALID_GS, st.integers(-3, 8), st.sampled_from(
 VALID_SP = st.sampled_from([None, 1, 2, 3, 4, 4095, MAX_SYNC_PERIOD])
 ANY_SP = st.one_of(VALID_SP, st.integers(-2, 10), st.sampled_from(
     [0, -1, MAX_SYNC_PERIOD + 1, 10**9, 2**31, 2**64, 2.0, "4", True, np.int32(4)]))
-VALID_AVG = st.sampled_from([None, "fresh", "paper"])
+VALID_AVG = st.sampled_from([None, "fresh", "paper", "local"])
 ANY_AVG = st.one_of(VALID_AVG, st.sampled_from(
     ["Fresh", "PAPER", "", "mean", " fresh", 0, 1, [], b"fresh", ("fresh",), {}]))
 VALID_WA = st.sampled_from([None, True, False])
@@ -374,6 +374,10 @@ def run_case(idx, c):
         exact = all_vals[:, k, :].mean(axis=0) if is_global else None
         lo = all_vals[:, :k + 1, :].min(axis=(0, 1))
         hi = all_vals[:, :k + 1, :].max(axis=(0, 1))
+        if c["averaging"] == "local":
+            # y = mean + (x - c) is not a convex combination: it may leave the range
+            # by at most the range's own width.
+            lo, hi = lo - (hi - lo), hi + (hi - lo)
         for f in check_result(y, shape, c["dtype"], exact, lo, hi):
             rec["checks"].append(f"round {k}: {f}")
     if c["misuse"] and name is not None:
