@@ -466,7 +466,8 @@ bool Engine::JoinActivatedRounds() {
 }
 
 bool Engine::ShutdownStep() {
-  if (shutdown_state_ == ShutdownState::kDrain && shutdown_started_.time_since_epoch().count() == 0) {
+  if (shutdown_state_ == ShutdownState::kDrain &&
+      shutdown_started_.time_since_epoch().count() == 0) {
     shutdown_started_ = std::chrono::steady_clock::now();
     SayGoodbye();
   }
@@ -564,7 +565,8 @@ void Engine::HandleRequest(Request req) {
       // Every member hears it: the others would otherwise wait for this rank forever.
       const std::string error = "rank " + std::to_string(rank_) + " called round " +
                                 std::to_string(s.next_app_round) + " of stream '" +
-                                NameForMessage(s.spec.name) + "', which cannot change after round 0: " +
+                                NameForMessage(s.spec.name) +
+                                "', which cannot change after round 0: " +
                                 mismatch;
       FailStream(s, error, s.next_app_round, /*tell_peers=*/true);
     }

@@ -277,7 +277,8 @@ void Engine::InspectStalls() {
         text += s.id < 0 ? "round 0 of stream '" + NameForMessage(s.spec.name) +
                                "', for every member to call it"
                          : std::string(rs.plan.global ? "global" : "group") + " round " +
-                               std::to_string(r.first) + " of stream '" + NameForMessage(s.spec.name) + "'";
+                               std::to_string(r.first) + " of stream '" +
+                               NameForMessage(s.spec.name) + "'";
         text += rs.stall_note.empty() ? "" : "; " + rs.stall_note;
         expired.emplace_back(&s, r.first, text);
       }
@@ -305,7 +306,8 @@ void Engine::InspectStalls() {
                  "others (call join() when out of data). WAGMA_STALL_TIMEOUT_S makes the "
                  "waiting ranks raise.\n",
                  rank_, plan.global ? "global" : "group", static_cast<long long>(stall.round),
-                 NameForMessage(s.spec.name).c_str(), stall.waited_s, note.c_str(), RankList(waiting).c_str());
+                 NameForMessage(s.spec.name).c_str(), stall.waited_s, note.c_str(),
+                 RankList(waiting).c_str());
     if (timeline_.enabled()) {
       timeline_.Instant(Timeline::kEngine, "fault", "stall_warning", Timeline::NowUs(),
                         "\"stream\":\"" + JsonEscape(s.spec.name) + "\",\"round\":" +
@@ -331,7 +333,8 @@ void Engine::CheckRegistrationStalls() {
     for (int m : p.members) {
       if (!Contains(p.seen, m)) missing.push_back(m);
     }
-    const std::string text = "round 0 of stream '" + NameForMessage(p.name) + "' has waited for ranks " +
+    const std::string text = "round 0 of stream '" + NameForMessage(p.name) +
+                             "' has waited for ranks " +
                              RankList(missing) + " to call it (registered: " +
                              RankList(p.seen) + ")";
     if (cfg.timeout_s > 0 && p.waited_s > cfg.timeout_s) {

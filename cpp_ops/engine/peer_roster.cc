@@ -23,7 +23,8 @@ std::string PeerRoster::MissingPeer(int stream_id, const std::string& name, int6
     std::string text = "rank " + std::to_string(m) +
                        " left without join(): its engine shut down after ";
     text += last_round < 0 ? std::string("never joining stream '") + NameForMessage(name) + "'"
-                           : "round " + std::to_string(last_round) + " of stream '" + NameForMessage(name) + "'";
+                           : "round " + std::to_string(last_round) + " of stream '" +
+                                 NameForMessage(name) + "'";
     text += ", and round " + std::to_string(round) + " needs it";
     text += " (a rank that runs out of data must call join())";
     return text;

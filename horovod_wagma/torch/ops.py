@@ -92,9 +92,10 @@ def group_allreduce_async(tensor, name=None, group_size=None, sync_period=None,
     """Starts round r of stream ``name`` with fresh input ``tensor``; returns a handle.
 
     ``process_set`` (a registered Horovod ProcessSet) restricts the stream to its
-    ranks: groups are formed among them. The result lands in a new tensor. As with Horovod's async ops, do not modify
-    ``tensor`` until the handle is synchronized. Per-call knobs override ``init``'s
-    defaults and must match across ranks (checked at the stream's round 0).
+    ranks: groups are formed among them. The result lands in a new tensor. As with
+    Horovod's async ops, do not modify ``tensor`` until the handle is synchronized.
+    Per-call knobs override ``init``'s defaults and must match across ranks (checked
+    at the stream's round 0, and at later rounds through the activations).
     """
     # A non-tensor gets _enqueue's TypeError, not torch.empty's.
     output = torch.empty(tensor.shape, dtype=tensor.dtype, device=tensor.device) \

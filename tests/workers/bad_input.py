@@ -1,8 +1,6 @@
 """Bad input: each case must raise a clear error on every rank, never hang."""
-import time
-
 import frameworks as fw
-from common import emit
+from common import capture as record, emit
 
 hvd = fw.hvd
 hvd.init(group_size=2, sync_period=4)
@@ -11,13 +9,7 @@ out = {}
 
 
 def capture(key, fn):
-    t0 = time.monotonic()
-    try:
-        fn()
-        out[key] = {"error": None}
-    except Exception as e:  # noqa: BLE001 - the test inspects the type and text
-        out[key] = {"type": type(e).__name__, "error": str(e)}
-    out[key]["seconds"] = time.monotonic() - t0
+    record(out, key, fn)
 
 
 shape = (4,) if rank == 0 else (5,)

@@ -17,6 +17,19 @@ def emit(rank, **payload):
     os.replace(path + ".tmp", path)
 
 
+def capture(out, key, fn):
+    """Runs fn() and records into out[key] its error (type and text, None on success)
+    and how long it took: for workers that check errors rather than results."""
+    import time
+    t0 = time.monotonic()
+    try:
+        fn()
+        out[key] = {"error": None}
+    except Exception as e:  # noqa: BLE001 - the test inspects the type and text
+        out[key] = {"type": type(e).__name__, "error": str(e)}
+    out[key]["seconds"] = time.monotonic() - t0
+
+
 def initial_value(rank, n, size):
     """A distinct, exactly representable start vector per rank (float64)."""
     k = np.arange(n, dtype=np.float64)

@@ -1,9 +1,7 @@
 """Mid-run mismatches: a rank changes a stream's shape (or a knob) at a later round.
 Every rank must get an error naming that rank, within seconds, never a hang."""
-import time
-
 import frameworks as fw
-from common import emit
+from common import capture, emit
 
 hvd = fw.hvd
 hvd.init(group_size=2, sync_period=4)
@@ -12,13 +10,7 @@ out = {}
 
 
 def attempt(key, fn):
-    t0 = time.monotonic()
-    try:
-        fn()
-        out[key] = {"error": None}
-    except Exception as e:  # noqa: BLE001
-        out[key] = {"type": type(e).__name__, "error": str(e)}
-    out[key]["seconds"] = time.monotonic() - t0
+    capture(out, key, fn)
 
 
 x = fw.tensor([float(rank)] * 4, "float32")
@@ -27,7 +19,8 @@ for r in range(5):
 bad = fw.tensor([1.0] * (5 if rank == 1 else 4), "float32")
 attempt("shape", lambda: [hvd.group_allreduce(bad, name="shape") for _ in range(6)])
 # Once failed, the stream fails fast on every rank.
-attempt("shape_again", lambda: hvd.group_allreduce(fw.tensor([1.0] * 4, "float32"), name="shape"))
+attempt("shape_again",
+        lambda: hvd.group_allreduce(fw.tensor([1.0] * 4, "float32"), name="shape"))
 
 y = fw.tensor([float(rank)] * 3, "float32")
 for r in range(2):
