@@ -140,17 +140,4 @@ int wagma_stats_json(char* out, int cap) {
   return static_cast<int>(json.size());
 }
 
-void wagma_stats(int64_t* out) {
-  const wagma::EngineStats s = Engine::Get().stats();
-  out[0] = s.rounds_completed;
-  out[1] = s.passive_joins;
-  out[2] = s.activations_sent;
-  out[3] = s.loop_iterations;
-  out[4] = s.sleeps;
-  out[5] = s.bytes_sent;
-  out[6] = s.staleness_sum;
-  out[7] = s.staleness_max;
-  out[8] = s.call_wait_us;
-}
-
 }  // extern "C"

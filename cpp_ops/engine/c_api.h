@@ -49,9 +49,6 @@ int wagma_join(int timeout_ms, char* err, int errlen);
 // Engine counters and per-stream statistics as JSON; returns the length needed (call
 // again with a larger buffer when it is >= cap).
 int wagma_stats_json(char* out, int cap);
-// rounds_completed, passive_joins, activations_sent, loop_iterations, sleeps,
-// bytes_sent, staleness_sum, staleness_max, call_wait_us
-void wagma_stats(int64_t* out9);
 
 #ifdef __cplusplus
 }

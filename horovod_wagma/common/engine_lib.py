@@ -23,7 +23,6 @@ def lib():
         _lib.wagma_schedule.argtypes = [ctypes.c_int, ctypes.c_int,
                                         ctypes.POINTER(ctypes.c_int), ctypes.c_int,
                                         ctypes.c_char_p, ctypes.c_int]
-        _lib.wagma_stats.argtypes = [ctypes.POINTER(ctypes.c_int64)]
         _lib.wagma_enqueue.restype = ctypes.c_int64
         _lib.wagma_enqueue.argtypes = [
             ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ctypes.POINTER(ctypes.c_int64),
