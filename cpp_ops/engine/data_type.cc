@@ -3,6 +3,11 @@
 #include <algorithm>
 #include <cstring>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define WAGMA_HAVE_F16C_PATH 1
+#endif
+
 namespace wagma {
 namespace {
 
@@ -74,61 +79,115 @@ inline uint16_t FloatToBFloat16(float f) {
   return static_cast<uint16_t>(x >> 16);
 }
 
-// Storage type T, accumulation type A, and the conversions between them.
-struct F32 { using T = float; using A = float;
-  static A Load(T v) { return v; } static T Store(A v) { return v; } };
-struct F64 { using T = double; using A = double;
-  static A Load(T v) { return v; } static T Store(A v) { return v; } };
-struct F16 { using T = uint16_t; using A = float;
-  static A Load(T v) { return HalfToFloat(v); } static T Store(A v) { return FloatToHalf(v); } };
-struct BF16 { using T = uint16_t; using A = float;
-  static A Load(T v) { return BFloat16ToFloat(v); }
-  static T Store(A v) { return FloatToBFloat16(v); } };
+#ifdef WAGMA_HAVE_F16C_PATH
+// Half conversions are the cost of fp16 rounds: the scalar code above is branchy.
+// CPUs with F16C convert 8 values per instruction, with the same round-to-nearest-even
+// result for every finite value (NaN payloads may differ; ranks of one job run on one
+// kind of CPU, so results stay bit-identical across ranks).
+bool HasF16C() {
+  static const bool yes = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+  return yes;
+}
 
-constexpr size_t kBlock = 1024;  // accumulate in cache-sized blocks
+__attribute__((target("avx,f16c"))) void HalfToFloatF16C(const uint16_t* s, size_t n,
+                                                          float* d) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
+    _mm256_storeu_ps(d + i, _mm256_cvtph_ps(h));
+  }
+  for (; i < n; ++i) d[i] = HalfToFloat(s[i]);
+}
+
+__attribute__((target("avx,f16c"))) void FloatToHalfF16C(const float* s, size_t n,
+                                                          uint16_t* d) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(s + i), _MM_FROUND_TO_NEAREST_INT);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i), h);
+  }
+  for (; i < n; ++i) d[i] = FloatToHalf(s[i]);
+}
+#endif
+
+// Storage type T, accumulation type A, and block conversions between them.
+template <class T, class A, A (*kLoad)(T), T (*kStore)(A)>
+struct Scalar {
+  using Storage = T;
+  using Acc = A;
+  static void LoadN(const T* s, size_t n, A* d) {
+    for (size_t i = 0; i < n; ++i) d[i] = kLoad(s[i]);
+  }
+  static void StoreN(const A* s, size_t n, T* d) {
+    for (size_t i = 0; i < n; ++i) d[i] = kStore(s[i]);
+  }
+};
+template <class V> V Same(V v) { return v; }
+
+struct F32 : Scalar<float, float, Same<float>, Same<float>> {};
+struct F64 : Scalar<double, double, Same<double>, Same<double>> {};
+struct BF16 : Scalar<uint16_t, float, BFloat16ToFloat, FloatToBFloat16> {};
+struct F16 : Scalar<uint16_t, float, HalfToFloat, FloatToHalf> {
+#ifdef WAGMA_HAVE_F16C_PATH
+  static void LoadN(const uint16_t* s, size_t n, float* d) {
+    if (HasF16C()) return HalfToFloatF16C(s, n, d);
+    Scalar::LoadN(s, n, d);
+  }
+  static void StoreN(const float* s, size_t n, uint16_t* d) {
+    if (HasF16C()) return FloatToHalfF16C(s, n, d);
+    Scalar::StoreN(s, n, d);
+  }
+#endif
+};
+
+constexpr size_t kBlock = 1024;  // work in cache-sized blocks, in the accumulation type
 
 template <class K>
 void MeanImpl(const void* const* srcs, int num_srcs, size_t n, void* dst) {
-  using T = typename K::T;
-  using A = typename K::A;
-  A acc[kBlock];
+  using T = typename K::Storage;
+  using A = typename K::Acc;
+  A acc[kBlock], tmp[kBlock];
   T* out = static_cast<T*>(dst);
   for (size_t base = 0; base < n; base += kBlock) {
     const size_t len = std::min(kBlock, n - base);
-    const T* s0 = static_cast<const T*>(srcs[0]) + base;
-    for (size_t i = 0; i < len; ++i) acc[i] = K::Load(s0[i]);
+    K::LoadN(static_cast<const T*>(srcs[0]) + base, len, acc);
     for (int k = 1; k < num_srcs; ++k) {
-      const T* sk = static_cast<const T*>(srcs[k]) + base;
-      for (size_t i = 0; i < len; ++i) acc[i] += K::Load(sk[i]);
+      K::LoadN(static_cast<const T*>(srcs[k]) + base, len, tmp);
+      for (size_t i = 0; i < len; ++i) acc[i] += tmp[i];
     }
     // Multiplying by the reciprocal would differ from s / g in the last bit; divide,
     // so that g = 1, 2, 4, ... give exactly representable means of exact sums.
-    for (size_t i = 0; i < len; ++i) out[base + i] = K::Store(acc[i] / A(num_srcs));
+    for (size_t i = 0; i < len; ++i) acc[i] /= A(num_srcs);
+    K::StoreN(acc, len, out + base);
   }
 }
 
 template <class K>
 void FreshImpl(const void* m, const void* c, const void* x, int divisor, size_t n, void* y) {
-  using T = typename K::T;
-  using A = typename K::A;
-  const T* pm = static_cast<const T*>(m);
-  const T* pc = static_cast<const T*>(c);
-  const T* px = static_cast<const T*>(x);
-  T* py = static_cast<T*>(y);
-  for (size_t i = 0; i < n; ++i) {
-    py[i] = K::Store(K::Load(pm[i]) + (K::Load(px[i]) - K::Load(pc[i])) / A(divisor));
+  using T = typename K::Storage;
+  using A = typename K::Acc;
+  A am[kBlock], ac[kBlock], ax[kBlock];
+  for (size_t base = 0; base < n; base += kBlock) {
+    const size_t len = std::min(kBlock, n - base);
+    K::LoadN(static_cast<const T*>(m) + base, len, am);
+    K::LoadN(static_cast<const T*>(c) + base, len, ac);
+    K::LoadN(static_cast<const T*>(x) + base, len, ax);
+    for (size_t i = 0; i < len; ++i) am[i] += (ax[i] - ac[i]) / A(divisor);
+    K::StoreN(am, len, static_cast<T*>(y) + base);
   }
 }
 
 template <class K>
 void PaperImpl(const void* m, const void* x, int g, size_t n, void* y) {
-  using T = typename K::T;
-  using A = typename K::A;
-  const T* pm = static_cast<const T*>(m);
-  const T* px = static_cast<const T*>(x);
-  T* py = static_cast<T*>(y);
-  for (size_t i = 0; i < n; ++i) {
-    py[i] = K::Store((A(g) * K::Load(pm[i]) + K::Load(px[i])) / A(g + 1));
+  using T = typename K::Storage;
+  using A = typename K::Acc;
+  A am[kBlock], ax[kBlock];
+  for (size_t base = 0; base < n; base += kBlock) {
+    const size_t len = std::min(kBlock, n - base);
+    K::LoadN(static_cast<const T*>(m) + base, len, am);
+    K::LoadN(static_cast<const T*>(x) + base, len, ax);
+    for (size_t i = 0; i < len; ++i) am[i] = (A(g) * am[i] + ax[i]) / A(g + 1);
+    K::StoreN(am, len, static_cast<T*>(y) + base);
   }
 }
 
