@@ -398,20 +398,21 @@ def summary(all_runs):
         for rule in RULES:
             rr = [r for r in runs if r["config"].startswith(f"wagma-{rule}-")]
             if rr:
-                reached = [r["time_to_target"] for r in rr if r["time_to_target"]]
-                lines.append(f"  averaging={rule:5s}: mean time-to-target over states "
-                             f"{fmt(sum(reached) / len(reached) if reached else None, '.2f')}"
-                             f" s ({len(reached)}/{len(rr)} reached), mean final "
-                             f"{sum(r['final_acc'] for r in rr) / len(rr):.2f}%")
+                lines.append(_variant_summary(f"averaging={rule:5s}", "states", rr))
         for state in STATES:
             rr = [r for r in runs if r["config"].endswith(f"-{state}")]
             if rr:
-                reached = [r["time_to_target"] for r in rr if r["time_to_target"]]
-                lines.append(f"  state={state:7s}: mean time-to-target over rules "
-                             f"{fmt(sum(reached) / len(reached) if reached else None, '.2f')}"
-                             f" s ({len(reached)}/{len(rr)} reached), mean final "
-                             f"{sum(r['final_acc'] for r in rr) / len(rr):.2f}%")
+                lines.append(_variant_summary(f"state={state:7s}", "rules", rr))
     return lines
+
+
+def _variant_summary(label, over, runs):
+    """One line: mean time to target and mean final accuracy over `runs`."""
+    reached = [r["time_to_target"] for r in runs if r["time_to_target"]]
+    mean_time = sum(reached) / len(reached) if reached else None
+    return (f"  {label}: mean time-to-target over {over} {fmt(mean_time, '.2f')} s "
+            f"({len(reached)}/{len(runs)} reached), mean final "
+            f"{sum(r['final_acc'] for r in runs) / len(runs):.2f}%")
 
 
 def plot(mode, runs, target, path):

@@ -7,10 +7,11 @@ lazily on first use after a plain ``hvd.init()``) and holds the ``init`` default
 """
 import atexit
 import inspect
+import itertools
 import os
 
 from horovod_wagma.common import engine_lib
-from horovod_wagma.common.config import WagmaConfig
+from horovod_wagma.common.config import WagmaConfig, validate_name
 from horovod_wagma.common.errors import WagmaError
 from horovod_wagma.common.schedule import groups
 
@@ -22,6 +23,7 @@ class WagmaBasics:
         self._group_sets = {}  # tuple(ranks) -> hvd.ProcessSet
         self._atexit_registered = False
         self._size = None  # world size, once the engine runs
+        self._noname = itertools.count()
 
     # -- init -------------------------------------------------------------------------
     def init(self, comm=None, process_sets=None, group_size=None, sync_period=10,
@@ -149,6 +151,22 @@ class WagmaBasics:
         self.ensure_started()
         members = self.process_set_members(process_set)
         return config, config.resolved_group_size(len(members) or self._size), members
+
+    def prepare_call(self, dtype_supported, dtype_text, name, group_size, sync_period,
+                     averaging, wait_avoiding, process_set):
+        """Checks one op call's arguments, the same way for every frontend.
+
+        Returns (name, config, S, members); an unnamed call gets a name from a counter
+        that every rank advances alike."""
+        if not dtype_supported:
+            raise TypeError("group_allreduce supports float32, float64, float16 and "
+                            f"bfloat16 tensors, got {dtype_text}")
+        validate_name(name)
+        config, size, members = self.stream_config(group_size, sync_period, averaging,
+                                                   wait_avoiding, process_set)
+        if name is None:
+            name = f"group_allreduce.noname.{next(self._noname)}"
+        return name, config, size, members
 
     def process_set_members(self, process_set):
         """Sorted world ranks of a Horovod ProcessSet; [] for None or the global set."""

@@ -5,7 +5,6 @@
 waits. ``group_allreduce_async`` returns a handle at once (eager mode only; inside a
 ``tf.function`` TensorFlow already schedules ``group_allreduce`` asynchronously).
 """
-import itertools
 import os
 import sysconfig
 
@@ -15,12 +14,11 @@ import tensorflow as tf
 
 from horovod_wagma.common import engine_lib
 from horovod_wagma.common.basics import WagmaBasics
-from horovod_wagma.common.config import AVERAGING_RULES, validate_name
+from horovod_wagma.common.config import AVERAGING_RULES
 from horovod_wagma.common.errors import WagmaError
 from horovod_wagma.common.stats import stream_stats
 
 _basics = WagmaBasics(_hvd)
-_noname = itertools.count()
 _op_lib = tf.load_op_library(os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "_tf_ops" + sysconfig.get_config_var("EXT_SUFFIX")))
 
@@ -34,14 +32,9 @@ _DTYPE_NAMES = {tf.float32: "float32", tf.float64: "float64", tf.float16: "float
 
 def _prepare(tensor, name, group_size, sync_period, averaging, wait_avoiding, process_set):
     tensor = tf.convert_to_tensor(tensor)
-    if tensor.dtype not in _DTYPE_NAMES:
-        raise TypeError("group_allreduce supports float32, float64, float16 and bfloat16 "
-                        f"tensors, got {tensor.dtype.name}")
-    validate_name(name)
-    config, size, members = _basics.stream_config(group_size, sync_period, averaging,
-                                                  wait_avoiding, process_set)
-    if name is None:
-        name = f"group_allreduce.noname.{next(_noname)}"
+    name, config, size, members = _basics.prepare_call(
+        tensor.dtype in _DTYPE_NAMES, tensor.dtype.name, name, group_size, sync_period,
+        averaging, wait_avoiding, process_set)
     return tensor, name, config, size, members
 
 

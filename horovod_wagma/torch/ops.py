@@ -5,19 +5,17 @@ result and ``poll`` tells whether it is ready. Non-contiguous tensors and CUDA t
 are staged through contiguous host tensors (the CUDA path is untested on CPU-only
 machines).
 """
-import itertools
 
 import horovod.torch as _hvd
 import torch
 
 from horovod_wagma.common.basics import WagmaBasics
-from horovod_wagma.common.config import AVERAGING_RULES, validate_name
+from horovod_wagma.common.config import AVERAGING_RULES
 from horovod_wagma.common.errors import WagmaError
 from horovod_wagma.common.stats import stream_stats
 from horovod_wagma.torch import _torch_ops
 
 _basics = WagmaBasics(_hvd)
-_noname = itertools.count()
 # The engine reads inputs and writes outputs until a round completes, even when the
 # caller drops the handle: keep those tensors alive until synchronize (as Horovod's
 # _handle_map does).
@@ -68,14 +66,9 @@ def _enqueue(tensor, output, name, group_size, sync_period, averaging, wait_avoi
              process_set):
     if not isinstance(tensor, torch.Tensor):
         raise TypeError(f"group_allreduce expects a torch.Tensor, got {type(tensor).__name__}")
-    if tensor.dtype not in _SUPPORTED_DTYPES:
-        raise TypeError("group_allreduce supports float32, float64, float16 and bfloat16 "
-                        f"tensors, got {tensor.dtype}")
-    validate_name(name)
-    config, size, members = _basics.stream_config(group_size, sync_period, averaging,
-                                                  wait_avoiding, process_set)
-    if name is None:
-        name = f"group_allreduce.noname.{next(_noname)}"
+    name, config, size, members = _basics.prepare_call(
+        tensor.dtype in _SUPPORTED_DTYPES, str(tensor.dtype), name, group_size,
+        sync_period, averaging, wait_avoiding, process_set)
     src = tensor.detach()
     host_in = src if src.device.type == "cpu" else src.to("cpu")
     host_in = host_in.contiguous()
