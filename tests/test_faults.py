@@ -12,16 +12,27 @@ import pytest
 from conftest import framework_env, mpi_command, read_results
 
 
-def test_early_exit_is_announced(mpi, framework):
-    run = mpi("early_exit.py", 4, 3, timeout=150, env=framework_env(framework))
-    assert run.results[3]["left_after"] == 6
-    for r in range(3):
+def _check_early_exit(run, leaver):
+    assert run.results[leaver]["left_after"] == 6
+    for r in set(range(4)) - {leaver}:
         res = run.results[r]
-        assert res["error"] is not None, f"rank {r} never noticed rank 3 leaving"
-        assert "rank 3" in res["error"] and "join()" in res["error"], res["error"]
-        assert res["failed_round"] <= 9  # round 9 is global: it needs rank 3
+        assert res["error"] is not None, f"rank {r} never noticed rank {leaver} leaving"
+        assert f"rank {leaver}" in res["error"] and "join()" in res["error"], res["error"]
+        assert res["failed_round"] <= 9  # round 9 is global: it needs the leaver
         assert res["seconds"] < 15, res
+        late = res["new_stream"]
+        assert late["error"] is not None and f"rank {leaver} left" in late["error"], late
+        assert "'late'" in late["error"] and late["seconds"] < 15, late
     assert "gave up" not in run.stderr
+
+
+def test_early_exit_is_announced(mpi, framework):
+    _check_early_exit(mpi("early_exit.py", 4, 3, timeout=150, env=framework_env(framework)), 3)
+
+
+def test_registrar_exit_fails_new_streams(mpi):
+    # Rank 0 validates every new stream: without it a new stream must fail, not wait.
+    _check_early_exit(mpi("early_exit.py", 4, 0, timeout=150), 0)
 
 
 def _wait_for(predicate, timeout, what):
@@ -94,6 +105,7 @@ def test_signal_on_one_rank_ends_every_rank(sig):
 def test_midrun_mismatch_fails_every_rank(mpi, framework):
     run = mpi("midrun_mismatch.py", 3, timeout=150, env=framework_env(framework))
     for r, res in run.results.items():
+        assert res["before"]["error"] is None, (r, res["before"])  # rounds before the change
         shape = res["shape"]
         assert shape["error"] is not None, r
         assert "rank 1" in shape["error"] and "shape" in shape["error"], shape

@@ -13,7 +13,6 @@
 namespace wagma {
 namespace {
 
-constexpr int kRegistrar = 0;
 
 double EnvDouble(const char* name, double fallback) {
   const char* v = std::getenv(name);
@@ -537,6 +536,10 @@ void Engine::HandleRequest(Request req) {
     return;
   }
   auto it = streams_.find(req.spec.name);
+  if (it == streams_.end() && roster_.departed(kRegistrar)) {
+    handles_.Complete(req.handle, RegistrarGone(req.spec.name));
+    return;
+  }
   if (it == streams_.end()) {
     Stream& s = streams_[req.spec.name];
     s.spec = req.spec;
@@ -556,7 +559,7 @@ void Engine::HandleRequest(Request req) {
   } else {
     Stream& s = it->second;
     const std::string mismatch = s.spec.Mismatch("its round 0", req.spec, "this call");
-    if (!mismatch.empty() && (s.id < 0 || !s.error.empty())) {
+    if (!mismatch.empty() && (s.id < 0 || s.FailedAt(s.next_app_round))) {
       // Round 0 is still being validated: refuse just this call.
       handles_.Complete(req.handle, "a stream cannot change after round 0: " + mismatch);
       return;
@@ -572,7 +575,7 @@ void Engine::HandleRequest(Request req) {
     }
   }
   Stream& s = it->second;
-  if (!s.error.empty()) {
+  if (s.FailedAt(s.next_app_round)) {
     handles_.Complete(req.handle, s.error);
     return;
   }
@@ -654,14 +657,14 @@ void Engine::OnActivate(int source, int stream_id, int64_t round, const std::str
   uint64_t fingerprint = 0;
   if (payload.size() == sizeof(fingerprint))
     std::memcpy(&fingerprint, payload.data(), sizeof(fingerprint));
-  if (fingerprint != s.fingerprint && s.error.empty()) {
+  if (fingerprint != s.fingerprint && !s.FailedAt(round)) {
     FailStream(s, "rank " + std::to_string(source) + " activated round " +
                       std::to_string(round) + " of stream '" + NameForMessage(s.spec.name) +
                       "' with a different shape, dtype or configuration than this rank's",
                round, /*tell_peers=*/true);
     return;
   }
-  if (!s.error.empty()) return;
+  if (s.FailedAt(round)) return;
   auto r = s.rounds.find(round);
   if (r != s.rounds.end() ? r->second.joined
                           : round < s.next_app_round || s.dropped.count(round)) {

@@ -87,6 +87,8 @@ class Engine {
   const GroupSchedule& ScheduleFor(int num_ranks, int group_size);
 
  private:
+  // Validates every stream's round 0 and orders join()s.
+  static constexpr int kRegistrar = 0;
   Engine() : pool_(size_t(1) << 30) {}
   struct Request {
     enum class Kind { kRound, kJoin } kind = Kind::kRound;
@@ -151,6 +153,7 @@ class Engine {
   void FinishJoin(int last_rank, const std::string& error);
   // Registrar: rejects streams whose round 0 waits for a rank that joined or left.
   void RejectUnreachableRegistrations();
+  std::string RegistrarGone(const std::string& name) const;
   void InspectStalls();
   void OnWaiting(int source, int stream_id, int64_t round);
   void OnStallNotice(int stream_id, int64_t round, const std::string& text);

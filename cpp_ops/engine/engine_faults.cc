@@ -4,6 +4,7 @@
 // a silent wait.
 #include <algorithm>
 #include <cstdio>
+#include <cstdint>
 #include <cstring>
 #include <tuple>
 
@@ -11,8 +12,6 @@
 
 namespace wagma {
 namespace {
-
-constexpr int kRegistrar = 0;
 
 bool Contains(const std::vector<int>& v, int x) {
   return std::find(v.begin(), v.end(), x) != v.end();
@@ -64,15 +63,19 @@ void Engine::FailRound(Stream& s, int64_t round, const std::string& error) {
 
 void Engine::FailStream(Stream& s, const std::string& error, int64_t from_round,
                         bool tell_peers) {
-  if (!s.error.empty()) return;
-  s.error = error;
+  // A second report only matters if it fails earlier rounds than the first.
+  if (!s.error.empty() && from_round >= s.error_from_round) return;
+  const int64_t until = s.error.empty() ? INT64_MAX : s.error_from_round;
+  if (s.error.empty()) s.error = error;
+  s.error_from_round = from_round;
   std::vector<int64_t> rounds;
   for (const auto& kv : s.rounds) {
-    if (kv.first >= from_round) rounds.push_back(kv.first);
+    if (kv.first >= from_round && kv.first < until) rounds.push_back(kv.first);
   }
   for (int64_t r : rounds) FailRound(s, r, error);
   for (int64_t r : rounds) s.rounds.erase(r);
-  s.activations.erase(s.activations.lower_bound(from_round), s.activations.end());
+  s.activations.erase(s.activations.lower_bound(from_round),
+                      s.activations.lower_bound(until));
   if (tell_peers && s.id >= 0) {
     for (int m : s.spec.members) {
       if (m != rank_) SendControl(m, ControlKind::kStreamError, s.id, from_round, error);
@@ -109,7 +112,11 @@ void Engine::OnGoodbye(int source, const std::string& payload) {
   }
   for (auto& kv : streams_) {
     Stream& s = kv.second;
-    if (s.id < 0) continue;  // the registrar settles streams still at round 0
+    if (s.id < 0) {
+      // The registrar settles streams still at round 0, unless it is the one leaving.
+      if (source == kRegistrar) FailStream(s, RegistrarGone(s.spec.name));
+      continue;
+    }
     std::vector<std::pair<int64_t, std::string>> doomed;
     for (const auto& r : s.rounds) {
       const RoundState& rs = r.second;
@@ -129,6 +136,12 @@ void Engine::OnGoodbye(int source, const std::string& payload) {
       OnAllJoined(-(source + 1), "");
     }
   }
+}
+
+std::string Engine::RegistrarGone(const std::string& name) const {
+  return "rank " + std::to_string(kRegistrar) + " left without join() before round 0 of "
+         "stream '" + NameForMessage(name) + "' was validated (rank " +
+         std::to_string(kRegistrar) + " validates every new stream)";
 }
 
 void Engine::RejectUnreachableRegistrations() {

@@ -92,7 +92,12 @@ struct Stream {
     while (dropped.size() > 4 * static_cast<size_t>(spec.config.sync_period) + 16)
       dropped.erase(dropped.begin());
   }
-  std::string error;              // set when round 0 rejected the stream
+  // Set when the stream failed (round 0 rejected it, or a later call mismatched).
+  // Rounds before error_from_round still complete: a slower rank may not have
+  // reached them yet, and the failing rank took part in them.
+  std::string error;
+  int64_t error_from_round = 0;
+  bool FailedAt(int64_t round) const { return !error.empty() && round >= error_from_round; }
 };
 
 }  // namespace wagma

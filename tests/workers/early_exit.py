@@ -6,7 +6,7 @@ import sys
 import time
 
 import frameworks as fw
-from common import emit
+from common import capture, emit
 
 hvd = fw.hvd
 leaver = int(sys.argv[1])
@@ -26,6 +26,10 @@ for r in range(7, 40):
     except Exception as e:  # noqa: BLE001 - the test checks type and text
         error, seconds, failed_round = f"{type(e).__name__}: {e}", time.monotonic() - t0, r
         break
-emit(rank, error=error, seconds=seconds, failed_round=failed_round)
+# A stream that starts after the rank left can never run; rank 0 leaving also takes
+# the validation of every new stream with it.
+late = {}
+capture(late, "new_stream", lambda: hvd.group_allreduce(x, name="late"))
+emit(rank, error=error, seconds=seconds, failed_round=failed_round, **late)
 # Stay a moment: this rank leaving now would be news for peers still at work.
 time.sleep(5)

@@ -14,8 +14,14 @@ def attempt(key, fn):
 
 
 x = fw.tensor([float(rank)] * 4, "float32")
-for r in range(5):
+for r in range(4):
     x = hvd.group_allreduce(x, name="shape")
+# Round 4 is a group round: rank 1 finishes it at once (wait-avoiding) and fails
+# round 5 while the others have not called round 4 yet. They must still get it.
+if rank != 1:
+    import time
+    time.sleep(1.0)
+attempt("before", lambda: hvd.group_allreduce(x, name="shape"))
 bad = fw.tensor([1.0] * (5 if rank == 1 else 4), "float32")
 attempt("shape", lambda: [hvd.group_allreduce(bad, name="shape") for _ in range(6)])
 # Once failed, the stream fails fast on every rank.
