@@ -10,7 +10,7 @@ export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 export OMPI_MCA_mpi_yield_when_idle := 1
 
-.PHONY: install test demo demo-op bench clean
+.PHONY: install test demo demo-op bench bench-kernel clean
 
 install: $(STAMP)
 
@@ -35,6 +35,13 @@ bench: install
 	$(PY) bench/imbalance.py
 	$(PY) bench/time_to_accuracy.py
 	$(PY) bench/keras_imbalance.py
+
+# The averaging kernel alone, single-threaded (no MPI traffic).
+bench-kernel: install
+	mkdir -p build
+	g++ -std=c++17 -O2 -Icpp_ops/engine bench/kernel_bench.cc -o build/kernel_bench \
+		-Lhorovod_wagma/lib -lwagma -Wl,-rpath,$(CURDIR)/horovod_wagma/lib
+	build/kernel_bench
 
 clean:
 	rm -rf build horovod_wagma/lib horovod_wagma/torch/*.so *.egg-info

@@ -35,7 +35,7 @@ class BuildWithEngine(BuildExtension):
         obj_dir = os.path.join(self.build_temp, "engine")
         os.makedirs(obj_dir, exist_ok=True)
         sources = sorted(glob.glob(os.path.join(HERE, ENGINE_DIR, "*.cc")))
-        cflags = ["-std=c++17", "-O3", "-fPIC", "-Wall", "-pthread"] + mpi_flags("compile")
+        cflags = ["-std=c++17", "-O3", "-fPIC", "-Wall", "-pthread", "-ffp-contract=off"] + mpi_flags("compile")
 
         def compile_one(src):
             obj = os.path.join(obj_dir, os.path.basename(src) + ".o")

@@ -150,6 +150,7 @@ int Engine::WaitFor(int64_t handle, int64_t timeout_us, std::string* error) {
   int64_t spin_us = caller_progress_us_;
   if (timeout_us >= 0) spin_us = std::min(spin_us, timeout_us);
   const Clock::time_point spin_until = t0 + std::chrono::microseconds(spin_us);
+  if (spin_us > 0) ++progressing_callers_;
   while (spin_us > 0 && !failed_ && handles_.Poll(handle) == 0 && Clock::now() < spin_until) {
     if (!loop_mu_.try_lock()) {
       std::this_thread::yield();
@@ -161,6 +162,10 @@ int Engine::WaitFor(int64_t handle, int64_t timeout_us, std::string* error) {
       FailEngine(e);
     }
     loop_mu_.unlock();
+  }
+  if (spin_us > 0 && --progressing_callers_ == 0) {
+    std::lock_guard<std::mutex> lock(queue_mu_);  // no lost wake-up: see Loop()
+    queue_cv_.notify_one();
   }
   const int64_t spun_us =
       std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0).count();
@@ -310,6 +315,16 @@ void Engine::Loop() {
     // likely: spin, yielding the core to anyone runnable. Then sleep for a quarter of
     // the idle time so far (so wake-ups get rarer the longer nothing happens), capped
     // low while rounds are in flight. An enqueue wakes the loop at once.
+    if (progressing_callers_ > 0) {
+      // An app thread runs ProgressOnce for us; wake when it stops (or on a request,
+      // which it may be too busy spinning on its own handle to drain quickly).
+      std::unique_lock<std::mutex> lock(queue_mu_);
+      queue_cv_.wait_for(lock, std::chrono::milliseconds(5), [this] {
+        return progressing_callers_ == 0 || !queue_.empty() || shutdown_requested_.load();
+      });
+      last_progress = Clock::now();  // pick up where the caller left off: spin first
+      continue;
+    }
     const auto idle_us =
         std::chrono::duration_cast<std::chrono::microseconds>(now - last_progress).count();
     bool busy;

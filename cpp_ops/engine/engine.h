@@ -175,6 +175,9 @@ class Engine {
   // How long a waiting app thread drives progress itself before it sleeps
   // (HOROVOD_WAGMA_CALLER_PROGRESS_US; 0 leaves all progress to the engine thread).
   int64_t caller_progress_us_ = 0;
+  // App threads driving progress now. While there is one, the engine thread sleeps:
+  // on oversubscribed cores two spinning threads per rank slow every hand-off.
+  std::atomic<int> progressing_callers_{0};
   std::mutex loop_mu_;  // held for each ProgressOnce; guards the state below
   std::atomic<bool> failed_{false};
 
