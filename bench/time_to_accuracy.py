@@ -18,8 +18,8 @@ few hundred steps. 50,000 training and 20,000 held-out samples, the same on ever
 
 Data per rank (per-rank batch ``--batch``, drawn with replacement):
 * ``iid``: uniformly from the whole training set;
-* ``noniid``: 80% of each batch from this rank's 2 "home" classes (3 when P < 5),
-  the rest from the other classes. Home classes are spread evenly over the ranks.
+* ``noniid``: 80% (``--home-fraction``) of each batch from this rank's 2 "home"
+  classes (3 when P < 5), the rest from the other classes. Home classes are spread evenly over the ranks.
 
 Imbalance (as in the throughput benchmark): before every forward pass each rank sleeps
 ``--compute-ms`` (10 ms) of "compute"; ``--delayed`` ranks (2 for P >= 8, else 1) chosen
@@ -83,7 +83,7 @@ RESULTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"
 # The task (see the module docstring).
 NUM_CLASSES, DIM, CLUSTERS, NOISE = 10, 64, 3, 2.2
 N_TRAIN, N_TEST = 50000, 20000
-HOME_FRACTION = 0.8
+HOME_FRACTION = 0.8  # default of --home-fraction
 # Verdict thresholds from the issue.
 TARGET_VS_HOROVOD, TARGET_VS_LOCALSGD = 0.7, 0.8
 
@@ -107,6 +107,9 @@ def parse_args(argv=None):
                    help="where the PNGs go (default bench/results)")
     p.add_argument("--sync-period", type=int, default=10,
                    help="WAGMA tau, local SGD period and evaluation interval (default 10)")
+    p.add_argument("--home-fraction", type=float, default=HOME_FRACTION,
+                   help="non-IID: share of each batch from the rank's home classes "
+                        f"(default {HOME_FRACTION}; 1.0 = home classes only)")
     p.add_argument("--lr", type=float, default=0.05)
     p.add_argument("--momentum", type=float, default=0.9)
     p.add_argument("--batch", type=int, default=32, help="per-rank batch (default 32)")
@@ -166,7 +169,7 @@ def home_classes(rank, size):
     return sorted({(start + j) % NUM_CLASSES for j in range(n_home)})
 
 
-def batch_indices(mode, y_train, rank, size, steps, batch, seed):
+def batch_indices(mode, y_train, rank, size, steps, batch, seed, home_fraction):
     """(steps, batch) training indices of this rank: the same for every method."""
     import numpy as np
     import torch
@@ -177,7 +180,7 @@ def batch_indices(mode, y_train, rank, size, steps, batch, seed):
         y = y_train.numpy()
         home = np.isin(y, home_classes(rank, size))
         home_pool, other_pool = np.flatnonzero(home), np.flatnonzero(~home)
-        from_home = g.random((steps, batch)) < HOME_FRACTION
+        from_home = g.random((steps, batch)) < home_fraction
         idx = np.where(from_home,
                        home_pool[g.integers(0, len(home_pool), (steps, batch))],
                        other_pool[g.integers(0, len(other_pool), (steps, batch))])
@@ -251,7 +254,8 @@ def train(config, mode, args, ctx):
     hvd.broadcast_parameters(model.state_dict(), root_rank=0)
 
     x_train, y_train = ctx["x_train"], ctx["y_train"]
-    idx = batch_indices(mode, y_train, rank, size, args.steps, args.batch, args.seed)
+    idx = batch_indices(mode, y_train, rank, size, args.steps, args.batch, args.seed,
+                        args.home_fraction)
     delayed = ctx["delayed"]
     compute, extra = args.compute_ms / 1e3, args.delay_ms / 1e3
     points = eval_steps(config, args.steps, args.sync_period)
@@ -524,7 +528,7 @@ def run(args):
                            "args": {k: v for k, v in vars(args).items()},
                            "task": dict(classes=NUM_CLASSES, dim=DIM, clusters=CLUSTERS,
                                         noise=NOISE, n_train=N_TRAIN, n_test=N_TEST,
-                                        home_fraction=HOME_FRACTION),
+                                        home_fraction=args.home_fraction),
                            "targets": {m: {"target": t, "horovod_final": h}
                                        for m, (t, h) in analysed.items()},
                            "runs": [jsonable(r) for r in all_runs]}, f, indent=1)
