@@ -70,7 +70,10 @@ std::string Engine::Start() {
     return "this MPI's tag upper bound is below " + std::to_string(kRequiredTagUpperBound) +
            ", which the WAGMA engine needs";
   }
-  small_bytes_ = static_cast<size_t>(EnvDouble("HOROVOD_WAGMA_SMALL_BYTES", 64 * 1024));
+  thresholds_.small_bytes = static_cast<size_t>(
+      EnvDouble("HOROVOD_WAGMA_SMALL_BYTES", static_cast<double>(thresholds_.small_bytes)));
+  thresholds_.pair_scatter_bytes = static_cast<size_t>(EnvDouble(
+      "HOROVOD_WAGMA_PAIR_SCATTER_BYTES", static_cast<double>(thresholds_.pair_scatter_bytes)));
   shutdown_timeout_s_ = EnvDouble("HOROVOD_WAGMA_SHUTDOWN_TIMEOUT", 30.0);
   spin_us_ = static_cast<int64_t>(EnvDouble("HOROVOD_WAGMA_SPIN_US", 200));
   caller_progress_us_ =

@@ -169,7 +169,7 @@ class Engine {
   std::unique_ptr<ActivationChannel> channel_;
   std::unique_ptr<RegistrationBook> book_;  // registrar (world rank 0) only
   Timeline timeline_;
-  size_t small_bytes_ = 64 * 1024;
+  ReductionThresholds thresholds_;
   double shutdown_timeout_s_ = 30.0;
   int64_t spin_us_ = 200;  // after activity, poll this long before sleeping
   // How long a waiting app thread drives progress itself before it sleeps

@@ -124,7 +124,7 @@ void Engine::JoinRound(Stream& s, RoundState& rs, const void* contribution, bool
     args.result = rs.mean.data();
   }
   args.pool = &pool_;
-  rs.reduction = MakeGroupReduction(std::move(args), small_bytes_);
+  rs.reduction = MakeGroupReduction(std::move(args), thresholds_);
   rs.reduction->Start();
   {
     std::lock_guard<std::mutex> lock(stats_mu_);

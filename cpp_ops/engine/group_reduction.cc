@@ -1,5 +1,6 @@
 #include "group_reduction.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -27,9 +28,13 @@ void CancelReceives(std::vector<MPI_Request>& requests, size_t num_receives) {
   }
 }
 
-std::unique_ptr<GroupReduction> MakeGroupReduction(ReductionArgs args, size_t small_bytes) {
+std::unique_ptr<GroupReduction> MakeGroupReduction(ReductionArgs args,
+                                                   const ReductionThresholds& thresholds) {
   const size_t bytes = args.count * ElementSize(args.dtype);
-  if (args.members.size() <= 2 || bytes <= small_bytes)
+  const size_t direct_up_to =
+      args.members.size() <= 2 ? std::max(thresholds.small_bytes, thresholds.pair_scatter_bytes)
+                               : thresholds.small_bytes;
+  if (args.members.size() == 1 || bytes <= direct_up_to)
     return std::make_unique<DirectExchangeReduction>(std::move(args));
   return std::make_unique<ScatterAllgatherReduction>(std::move(args));
 }

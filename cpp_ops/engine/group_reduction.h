@@ -56,9 +56,21 @@ class GroupReduction {
   ReductionArgs args_;
 };
 
-// Picks the algorithm: DirectExchange for small tensors and pairs, ScatterAllgather
-// for large tensors in groups of three or more.
-std::unique_ptr<GroupReduction> MakeGroupReduction(ReductionArgs args, size_t small_bytes);
+// Where the algorithms change over (HOROVOD_WAGMA_SMALL_BYTES and
+// HOROVOD_WAGMA_PAIR_SCATTER_BYTES).
+struct ReductionThresholds {
+  // Up to this size, one exchange step beats two: latency dominates.
+  size_t small_bytes = 64 * 1024;
+  // A pair sends the same bytes either way, but ScatterAllgather makes each member
+  // reduce half the tensor and buffer half of it; that pays off only once the
+  // extra step is cheap next to the copying.
+  size_t pair_scatter_bytes = 8 * 1024 * 1024;
+};
+
+// Picks the algorithm: DirectExchange for small tensors and (up to pair_scatter_bytes)
+// pairs, ScatterAllgather otherwise.
+std::unique_ptr<GroupReduction> MakeGroupReduction(ReductionArgs args,
+                                                   const ReductionThresholds& thresholds);
 
 // Cancels and completes the first `num_receives` requests (the receives).
 void CancelReceives(std::vector<MPI_Request>& requests, size_t num_receives);
