@@ -13,7 +13,6 @@
 namespace wagma {
 namespace {
 
-
 double EnvDouble(const char* name, double fallback) {
   const char* v = std::getenv(name);
   return v && *v ? std::atof(v) : fallback;
