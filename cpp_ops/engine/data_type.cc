@@ -143,16 +143,17 @@ struct F16 : Scalar<uint16_t, float, HalfToFloat, FloatToHalf> {
 
 constexpr size_t kBlock = 1024;  // work in cache-sized blocks, in the accumulation type
 
-// v[i] /= d. For powers of two it multiplies by 1/d instead, several times faster:
-// the reciprocal is exact, so the product is the same correctly rounded value.
-// Other divisors divide, so that means of exact sums stay exactly representable.
+// out[i] = v[i] / d (out may be v). For powers of two it multiplies by 1/d instead,
+// several times faster: the reciprocal is exact, so the product is the same
+// correctly rounded value. Other divisors divide, so that means of exact sums stay
+// exactly representable.
 template <class A>
-void DivideBlock(A* v, size_t len, int d) {
+inline void DivideInto(const A* v, size_t len, int d, A* out) {
   if ((d & (d - 1)) == 0) {
     const A inv = A(1) / A(d);
-    for (size_t i = 0; i < len; ++i) v[i] *= inv;
+    for (size_t i = 0; i < len; ++i) out[i] = v[i] * inv;
   } else {
-    for (size_t i = 0; i < len; ++i) v[i] /= A(d);
+    for (size_t i = 0; i < len; ++i) out[i] = v[i] / A(d);
   }
 }
 
@@ -161,10 +162,8 @@ void DivideBlock(A* v, size_t len, int d) {
 // contraction (-ffp-contract=off), so every build gives the same bits.
 template <class A>
 __attribute__((target_clones("avx2", "default")))
-void MeanSameType(const void* const* srcs, int num_srcs, size_t n, A* out) {
+void MeanSameType(const void* const* srcs, int num_srcs, size_t n, void* dst) {
   A acc[kBlock];
-  const bool pow2 = (num_srcs & (num_srcs - 1)) == 0;
-  const A inv = A(1) / A(num_srcs), div = A(num_srcs);
   for (size_t base = 0; base < n; base += kBlock) {
     const size_t len = std::min(kBlock, n - base);
     const A* s0 = static_cast<const A*>(srcs[0]) + base;
@@ -178,12 +177,8 @@ void MeanSameType(const void* const* srcs, int num_srcs, size_t n, A* out) {
       const A* sk = static_cast<const A*>(srcs[k]) + base;
       for (size_t i = 0; i < len; ++i) acc[i] += sk[i];
     }
-    A* o = out + base;  // may alias a source: each block is read before it is written
-    if (pow2) {
-      for (size_t i = 0; i < len; ++i) o[i] = acc[i] * inv;
-    } else {
-      for (size_t i = 0; i < len; ++i) o[i] = acc[i] / div;
-    }
+    // dst may alias a source: each block is read before it is written.
+    DivideInto(acc, len, num_srcs, static_cast<A*>(dst) + base);
   }
 }
 
@@ -192,9 +187,6 @@ __attribute__((target_clones("avx2", "default")))
 void MeanImpl(const void* const* srcs, int num_srcs, size_t n, void* dst) {
   using T = typename K::Storage;
   using A = typename K::Acc;
-  if constexpr (std::is_same_v<T, A>) {
-    return MeanSameType<A>(srcs, num_srcs, n, static_cast<A*>(dst));
-  }
   A acc[kBlock], tmp[kBlock];
   T* out = static_cast<T*>(dst);
   for (size_t base = 0; base < n; base += kBlock) {
@@ -204,7 +196,7 @@ void MeanImpl(const void* const* srcs, int num_srcs, size_t n, void* dst) {
       K::LoadN(static_cast<const T*>(srcs[k]) + base, len, tmp);
       for (size_t i = 0; i < len; ++i) acc[i] += tmp[i];
     }
-    DivideBlock(acc, len, num_srcs);
+    DivideInto(acc, len, num_srcs, acc);
     K::StoreN(acc, len, out + base);
   }
 }
@@ -221,7 +213,7 @@ void FreshImpl(const void* m, const void* c, const void* x, int divisor, size_t 
     K::LoadN(static_cast<const T*>(c) + base, len, ac);
     K::LoadN(static_cast<const T*>(x) + base, len, ax);
     for (size_t i = 0; i < len; ++i) ax[i] -= ac[i];
-    DivideBlock(ax, len, divisor);
+    DivideInto(ax, len, divisor, ax);
     for (size_t i = 0; i < len; ++i) am[i] += ax[i];
     K::StoreN(am, len, static_cast<T*>(y) + base);
   }
@@ -238,7 +230,7 @@ void PaperImpl(const void* m, const void* x, int g, size_t n, void* y) {
     K::LoadN(static_cast<const T*>(m) + base, len, am);
     K::LoadN(static_cast<const T*>(x) + base, len, ax);
     for (size_t i = 0; i < len; ++i) am[i] = A(g) * am[i] + ax[i];
-    DivideBlock(am, len, g + 1);
+    DivideInto(am, len, g + 1, am);
     K::StoreN(am, len, static_cast<T*>(y) + base);
   }
 }
@@ -254,7 +246,13 @@ void Dispatch(DataType dtype, Args... args) {
 }
 
 template <class K> struct MeanOp {
-  static void Run(const void* const* s, int k, size_t n, void* d) { MeanImpl<K>(s, k, n, d); }
+  static void Run(const void* const* s, int k, size_t n, void* d) {
+    if constexpr (std::is_same_v<typename K::Storage, typename K::Acc>) {
+      MeanSameType<typename K::Acc>(s, k, n, d);
+    } else {
+      MeanImpl<K>(s, k, n, d);
+    }
+  }
 };
 template <class K> struct FreshOp {
   static void Run(const void* m, const void* c, const void* x, int d, size_t n, void* y) {
