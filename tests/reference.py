@@ -30,7 +30,8 @@ def gossip_trajectory(x0, phases, sync_period, rounds, averaging="fresh"):
                 s = x[members].sum(axis=0)
                 g = len(members)
                 for i in members:
-                    y[i] = s / g if averaging == "fresh" else (s + x[i]) / (g + 1)
+                    # "local" with c = x (no stale contribution) is the plain mean too.
+                    y[i] = s / g if averaging != "paper" else (s + x[i]) / (g + 1)
         out.append(y)
         x = y
     return out

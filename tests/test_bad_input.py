@@ -21,7 +21,14 @@ def test_mismatches_and_invalid_knobs(mpi, framework):
             and "float64" in res["dtype"]["error"]
         assert "group_size" in res["knob"]["error"]
         assert "shape" in res["again"]["error"]
-        for key in ("group_size", "sync_period", "averaging"):
+        # Knobs that differ between ranks: round 0 names the knob and both values.
+        assert "global_rounds" in res["global_mismatch"]["error"]
+        assert "blocking" in res["global_mismatch"]["error"]
+        assert "wait_avoiding" in res["global_mismatch"]["error"]
+        assert "max_staleness" in res["staleness_mismatch"]["error"]
+        assert "3" in res["staleness_mismatch"]["error"]
+        for key in ("group_size", "sync_period", "averaging", "global_rounds",
+                    "max_staleness"):
             assert res[key]["type"] == "ValueError", (key, res[key])
             assert key in res[key]["error"]
         assert res["int_dtype"]["type"] == "TypeError"
@@ -45,7 +52,10 @@ def test_use_before_init_is_a_clear_error():
 
 @pytest.mark.parametrize("kwargs", [dict(group_size=1), dict(sync_period=0),
                                     dict(averaging="mean"), dict(group_size=2.5),
-                                    dict(sync_period=10**6)])
+                                    dict(sync_period=10**6), dict(global_rounds="async"),
+                                    dict(max_staleness=0), dict(max_staleness=1.5),
+                                    dict(global_rounds="wait_avoiding",
+                                         wait_avoiding=False)])
 def test_init_rejects_invalid_knobs(kwargs):
     from horovod_wagma.common.config import WagmaConfig
     with pytest.raises(ValueError):

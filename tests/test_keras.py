@@ -70,3 +70,18 @@ def test_uneven_batches_with_join(mpi):
         assert res["identical_after_sync"]
     # Rank 0 stopped first; its engine then served the others' rounds.
     assert run.results[0]["joins"] > 0
+
+
+def test_wait_avoiding_global_rounds_fit_with_straggler_and_join(mpi):
+    """model.fit in graph mode, global_rounds="wait_avoiding", fp16 on the wire: the 4x
+    slower rank with a quarter of the batches skips rounds (its step counter counts
+    its own 4 steps), no contribution is older than sync_period, and join() + sync()
+    end every rank with identical models although the step counts differ 4x."""
+    run = mpi("keras_checks.py", 3, "wa_fit_straggler", timeout=240)
+    slow = run.results[2]
+    assert slow["own_steps"] == 4 and slow["skipped"] > 0, slow
+    for rank, res in run.results.items():
+        assert res["identical_after_sync"]
+        assert res["age_max"] <= 4
+        if rank != 2:
+            assert res["own_steps"] == 16

@@ -72,8 +72,37 @@ def test_bad_arguments(mpi):
         assert res["sum"].startswith("ValueError") and "Average" in res["sum"]
         assert res["passes"].startswith("ValueError")
         assert res["state"].startswith("ValueError") and "average_optimizer_state" in res["state"]
-        for key in ("group_size", "sync_period", "averaging"):
+        for key in ("group_size", "sync_period", "averaging", "global_rounds",
+                    "max_staleness"):
             assert res[key].startswith("ValueError") and key in res[key], res[key]
+        assert res["wa_needs_wa_groups"].startswith("ValueError")
+        assert "wait_avoiding=True" in res["wa_needs_wa_groups"]
         assert res["dup_names"].startswith("ValueError") and "unique" in res["dup_names"]
         assert res["predivide"].startswith("warning") and "no effect" in res["predivide"]
         assert res["positional"] is None
+
+
+def test_wait_avoiding_global_rounds_lockstep_equals_blocking(mpi):
+    """lr=0 (input = previous output), ranks in step: the wait-avoiding mode's model
+    trajectory is bit-identical to the blocking mode's, passive joins included."""
+    run = mpi("optimizer_checks.py", 4, "wa_lr0", timeout=180)
+    for res in run.results.values():
+        assert res["same_trajectory"]
+        assert res["blocking_round"] == res["wait_avoiding_round"] == 10
+    assert sum(r["passive_joins"] for r in run.results.values()) > 0
+
+
+def test_wait_avoiding_global_rounds_straggler_and_join(mpi):
+    """A 4x slower rank with a quarter of the steps: it skips rounds (its step counter
+    still counts its own steps), global-round duties follow the served rounds, and
+    join() ends every rank although their step counts differ 4x."""
+    run = mpi("optimizer_checks.py", 4, "wa_straggler_join", timeout=180)
+    slow = run.results[3]
+    assert slow["own_steps"] == 6
+    assert slow["skipped"] > 0 and slow["served"][-1] > 6, slow["served"]
+    assert slow["sync_rounds"] > 0  # on_sync state/buffer averaging ran on the slow rank
+    for rank, res in run.results.items():
+        assert res["identical_after_sync"] and res["bn_identical_after_sync"]
+        assert res["age_max"] <= 4  # max_staleness defaults to sync_period
+        if rank != 3:
+            assert res["own_steps"] == 24

@@ -59,21 +59,29 @@ int wagma_schedule(int num_ranks, int group_size, int* out, int cap, char* err, 
 namespace {
 
 int64_t EnqueueImpl(const char* name, int dtype, int ndim, const int64_t* shape,
-                    const void* input, void* output, int group_size, int sync_period,
-                    int averaging, int wait_avoiding, int num_members, const int* members,
+                    const void* input, void* output, const wagma_stream_config* config,
+                    int num_members, const int* members,
                     wagma::HandleTable::Callback on_done, char* err, int errlen) {
   if (!wagma::IsValidDataType(dtype)) {
     SetError(err, errlen, "unsupported dtype code " + std::to_string(dtype));
+    return 0;
+  }
+  if (config == nullptr) {
+    SetError(err, errlen, "no stream configuration given");
     return 0;
   }
   wagma::StreamSpec spec;
   spec.name = name;
   spec.dtype = static_cast<wagma::DataType>(dtype);
   spec.shape.assign(shape, shape + ndim);
-  spec.config.group_size = group_size;
-  spec.config.sync_period = sync_period;
-  spec.config.averaging = static_cast<wagma::Averaging>(averaging);
-  spec.config.wait_avoiding = wait_avoiding != 0;
+  spec.config.group_size = config->group_size;
+  spec.config.sync_period = config->sync_period;
+  spec.config.averaging = static_cast<wagma::Averaging>(config->averaging);
+  spec.config.wait_avoiding = config->wait_avoiding != 0;
+  spec.config.global_rounds = static_cast<wagma::GlobalRounds>(config->global_rounds);
+  // Only wait-avoiding global rounds have a staleness bound: blocking streams must not
+  // mismatch over a knob they do not use.
+  spec.config.max_staleness = spec.config.wait_avoiding_global() ? config->max_staleness : 0;
   spec.members.assign(members, members + num_members);
   std::string error;
   try {
@@ -89,24 +97,22 @@ int64_t EnqueueImpl(const char* name, int dtype, int ndim, const int64_t* shape,
 }  // namespace
 
 int64_t wagma_enqueue(const char* name, int dtype, int ndim, const int64_t* shape,
-                      const void* input, void* output, int group_size, int sync_period,
-                      int averaging, int wait_avoiding, int num_members,
-                      const int* members, char* err, int errlen) {
-  return EnqueueImpl(name, dtype, ndim, shape, input, output, group_size, sync_period,
-                     averaging, wait_avoiding, num_members, members, nullptr, err, errlen);
+                      const void* input, void* output, const wagma_stream_config* config,
+                      int num_members, const int* members, char* err, int errlen) {
+  return EnqueueImpl(name, dtype, ndim, shape, input, output, config, num_members, members,
+                     nullptr, err, errlen);
 }
 
 int64_t wagma_enqueue_with_callback(const char* name, int dtype, int ndim,
                                     const int64_t* shape, const void* input, void* output,
-                                    int group_size, int sync_period, int averaging,
-                                    int wait_avoiding, int num_members, const int* members,
-                                    wagma_done_fn done, void* done_arg, char* err,
-                                    int errlen) {
-  auto on_done = [done, done_arg](const std::string& error) {
-    done(done_arg, error.empty() ? nullptr : error.c_str());
+                                    const wagma_stream_config* config, int num_members,
+                                    const int* members, wagma_done_fn done, void* done_arg,
+                                    char* err, int errlen) {
+  auto on_done = [done, done_arg](const std::string& error, int64_t round) {
+    done(done_arg, error.empty() ? nullptr : error.c_str(), error.empty() ? round : -1);
   };
-  return EnqueueImpl(name, dtype, ndim, shape, input, output, group_size, sync_period,
-                     averaging, wait_avoiding, num_members, members, on_done, err, errlen);
+  return EnqueueImpl(name, dtype, ndim, shape, input, output, config, num_members, members,
+                     on_done, err, errlen);
 }
 
 int wagma_poll(int64_t handle) { return Engine::Get().Poll(handle); }
@@ -115,9 +121,9 @@ int wagma_wait(int64_t handle, char* err, int errlen) {
   return SetError(err, errlen, Engine::Get().Wait(handle));
 }
 
-int wagma_wait_for(int64_t handle, int timeout_ms, char* err, int errlen) {
+int wagma_wait_for(int64_t handle, int timeout_ms, int64_t* round, char* err, int errlen) {
   std::string error;
-  const int state = Engine::Get().WaitFor(handle, int64_t(timeout_ms) * 1000, &error);
+  const int state = Engine::Get().WaitFor(handle, int64_t(timeout_ms) * 1000, &error, round);
   SetError(err, errlen, error);
   if (state < 0 || (state == 1 && !error.empty())) return -1;
   return state;

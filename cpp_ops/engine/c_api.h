@@ -20,29 +20,42 @@ int wagma_default_group_size(int num_ranks);
 // Writes phase-major group indices (out[p * P + r] = index of r's group in phase p) and
 // returns the number of phases, or -1 on error (also when cap is too small).
 int wagma_schedule(int num_ranks, int group_size, int* out, int cap, char* err, int errlen);
-// Returns a handle > 0, or 0 with err set. `input` is copied before return; `output`
-// must stay valid until the handle completes.
+// A stream's knobs, as StreamConfig (stream_spec.h) holds them. Every rank must pass
+// the same for a stream; round 0 checks that they do.
+typedef struct wagma_stream_config {
+  int group_size;     // S >= 2
+  int sync_period;    // tau
+  int averaging;      // 0 fresh, 1 paper, 2 local
+  int wait_avoiding;  // group rounds: 1 wait-avoiding, 0 wait for every member
+  int global_rounds;  // 0 blocking, 1 wait-avoiding
+  int max_staleness;  // rounds; wait-avoiding global rounds only (ignored otherwise)
+} wagma_stream_config;
+
+// Returns a handle > 0, or 0 with err set. `input` and `output` must stay valid (and
+// the input unchanged) until the handle completes.
 // `members` lists the world ranks of the stream's process set (sorted); none = all.
 int64_t wagma_enqueue(const char* name, int dtype, int ndim, const int64_t* shape,
-                      const void* input, void* output, int group_size, int sync_period,
-                      int averaging, int wait_avoiding, int num_members,
-                      const int* members, char* err, int errlen);
-// As wagma_enqueue, but instead of a handle to poll or wait on, `done(done_arg, error)`
-// runs once when the round completes (error NULL on success), on the engine's thread:
-// it must be quick and must not call wagma_wait. Returns > 0, or 0 with err set (then
-// `done` is never called).
-typedef void (*wagma_done_fn)(void* arg, const char* error);
+                      const void* input, void* output, const wagma_stream_config* config,
+                      int num_members, const int* members, char* err, int errlen);
+// As wagma_enqueue, but instead of a handle to poll or wait on, `done(done_arg, error,
+// round)` runs once when the round completes (error NULL on success; `round` is the
+// round the call was served by, -1 on error), on the engine's thread: it must be
+// quick and must not call wagma_wait. Returns > 0, or 0 with err set (then `done` is
+// never called).
+typedef void (*wagma_done_fn)(void* arg, const char* error, int64_t round);
 int64_t wagma_enqueue_with_callback(const char* name, int dtype, int ndim,
                                     const int64_t* shape, const void* input, void* output,
-                                    int group_size, int sync_period, int averaging,
-                                    int wait_avoiding, int num_members, const int* members,
-                                    wagma_done_fn done, void* done_arg, char* err,
-                                    int errlen);
+                                    const wagma_stream_config* config, int num_members,
+                                    const int* members, wagma_done_fn done, void* done_arg,
+                                    char* err, int errlen);
 int wagma_poll(int64_t handle);                      // -1 unknown, 0 pending, 1 done
 int wagma_wait(int64_t handle, char* err, int errlen);  // 0 on success
 // Waits at most timeout_ms: 1 done (0-length err on success), 0 still pending, -1
-// error (err set). Bindings loop over it so that signals reach the interpreter.
-int wagma_wait_for(int64_t handle, int timeout_ms, char* err, int errlen);
+// error (err set). Bindings loop over it so that signals reach the interpreter. On
+// success *round (if not NULL) is the round that served the call: with wait-avoiding
+// global rounds a lagging app may skip rounds its engine already served, so this can
+// be later than the number of calls made before.
+int wagma_wait_for(int64_t handle, int timeout_ms, int64_t* round, char* err, int errlen);
 // join(): the first call starts it. Returns the last rank to join once every rank has,
 // -2 while still waiting after timeout_ms, -1 with err set on failure.
 int wagma_join(int timeout_ms, char* err, int errlen);

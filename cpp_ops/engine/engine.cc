@@ -145,7 +145,8 @@ std::string Engine::StatsJson() {
   return out + "},\"streams\":" + StreamStatsJson(stream_stats_) + "}";
 }
 
-int Engine::WaitFor(int64_t handle, int64_t timeout_us, std::string* error) {
+int Engine::WaitFor(int64_t handle, int64_t timeout_us, std::string* error,
+                    int64_t* round) {
   using Clock = std::chrono::steady_clock;
   const Clock::time_point t0 = Clock::now();
   const int64_t t0_us = Timeline::NowUs();
@@ -181,6 +182,7 @@ int Engine::WaitFor(int64_t handle, int64_t timeout_us, std::string* error) {
   if (state < 0) *error = "unknown handle " + std::to_string(handle);
   if (state != 1) return state;
   *error = outcome.error;
+  if (round) *round = outcome.error.empty() ? outcome.round : -1;
   if (!outcome.stream.empty()) {
     {
       std::lock_guard<std::mutex> lock(stats_mu_);
@@ -440,9 +442,22 @@ bool Engine::ProgressRounds() {
       if (rs.call) {
         FinishAppRound(s, round);
       } else if (self_joined_ || round < s.next_app_round) {
-        // Nobody will collect it (this rank joined, or skipped past it when all
-        // joined): the published value stays the final model.
+        // Nobody will collect it (this rank joined, or its app skipped past it): the
+        // published value stays the final model.
         s.Drop(round);
+      } else if (s.spec.config.wait_avoiding_global() && rs.error.empty()) {
+        // A lagging app takes only the newest served round's result: drop the older
+        // ones held for it, so memory stays at one result per stream. Only those the
+        // app will skip: every round between them and this one was served too.
+        int64_t r = round - 1;
+        while (r >= s.next_app_round && s.ServedPassively(r)) --r;
+        for (auto older = s.rounds.lower_bound(r + 1); older != s.rounds.end() &&
+                                                       older->first < round;) {
+          const RoundState& o = older->second;
+          const int64_t q = older->first;
+          ++older;
+          if (!o.call && o.completed && o.error.empty()) s.Drop(q);
+        }
       }
     }
   }
@@ -456,8 +471,12 @@ bool Engine::JoinActivatedRounds() {
     while (!s.activations.empty()) {
       const int64_t round = *s.activations.begin();
       auto existing = s.rounds.find(round);
-      if ((existing != s.rounds.end() && existing->second.joined) ||
-          (leaving_ && round > s.last_joined_round)) {
+      const bool joined = existing != s.rounds.end()
+                              ? existing->second.joined
+                              // Collected (the app entered it after the activation
+                              // came, and it completed since) or dropped.
+                              : round < s.next_app_round || s.dropped.count(round) > 0;
+      if (joined || (leaving_ && round > s.last_joined_round)) {
         // Joined already, or beyond the rounds this rank's goodbye promised to serve.
         s.activations.erase(s.activations.begin());
         continue;
@@ -473,6 +492,15 @@ bool Engine::JoinActivatedRounds() {
         }
       }
       if (earlier_in_flight) break;
+      if (TooStaleToJoin(s, round)) {
+        // Later rounds are staler still: all of them wait for the app's next call.
+        if (round != s.waiting_for_app) {
+          s.waiting_for_app = round;
+          std::lock_guard<std::mutex> lock(stats_mu_);
+          ++stream_stats_[s.spec.name].staleness_waits;
+        }
+        break;
+      }
       s.activations.erase(s.activations.begin());
       JoinPassively(s, round);
       any = true;
@@ -600,7 +628,7 @@ void Engine::HandleRequest(Request req) {
     std::lock_guard<std::mutex> lock(stats_mu_);
     stream_stats_[s.spec.name];  // listed from its first call on
   }
-  const int64_t round = s.next_app_round++;
+  const int64_t round = TakeAppRound(s);
   RoundState& rs = GetRound(s, round);
   rs.call = AppCall{req.enqueued, req.enqueued_us, req.handle, req.input, req.output,
                     req.has_callback};

@@ -71,9 +71,10 @@ class Engine {
   int64_t Enqueue(const StreamSpec& spec, const void* input, void* output, std::string* error,
                   HandleTable::Callback on_done = nullptr);
   int Poll(int64_t handle) { return handles_.Poll(handle); }
-  // Waits up to timeout_us (< 0: no limit): 1 done (*error set on failure), 0 still
-  // pending, -1 unknown handle.
-  int WaitFor(int64_t handle, int64_t timeout_us, std::string* error);
+  // Waits up to timeout_us (< 0: no limit): 1 done (*error set on failure; *round, if
+  // given, the round that served the call), 0 still pending, -1 unknown handle.
+  int WaitFor(int64_t handle, int64_t timeout_us, std::string* error,
+              int64_t* round = nullptr);
   std::string Wait(int64_t handle);
   // join(): this rank has no more data. Its engine keeps serving every round with its
   // final model until all ranks have joined. The first call starts it; returns the
@@ -127,7 +128,13 @@ class Engine {
   // engine_rounds.cc
   std::vector<int> MembersOf(const Stream& s, int64_t round, RoundPlan* plan) const;
   RoundState& GetRound(Stream& s, int64_t round);
+  // The round an app call enters: the next one, or, with wait-avoiding global rounds,
+  // the newest its engine already served (the rounds before it are skipped).
+  int64_t TakeAppRound(Stream& s);
   void EnterRound(Stream& s, RoundState& rs);
+  // Wait-avoiding global rounds: joining `round` passively would contribute a value
+  // older than max_staleness rounds, so the round waits for the app instead.
+  bool TooStaleToJoin(const Stream& s, int64_t round) const;
   void JoinRound(Stream& s, RoundState& rs, const void* contribution, bool activate);
   void JoinPassively(Stream& s, int64_t round);
   // Writes the app's output, publishes it, completes the handle, forgets the round.

@@ -232,6 +232,7 @@ void Engine::OnAllJoined(int last_rank, const std::string& payload) {
     if (it == streams_by_id_.end()) continue;
     Stream& s = *it->second;
     s.next_app_round = std::max(s.next_app_round, kv.second + 1);
+    s.last_app_round = std::max(s.last_app_round, s.next_app_round - 1);
     for (auto r = s.rounds.begin(); r != s.rounds.end();) {
       if (!r->second.call && r->first < s.next_app_round && !r->second.in_flight()) {
         r = s.rounds.erase(r);

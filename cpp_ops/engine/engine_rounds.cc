@@ -28,14 +28,63 @@ RoundState& Engine::GetRound(Stream& s, int64_t round) {
   return rs;
 }
 
+int64_t Engine::TakeAppRound(Stream& s) {
+  const int64_t first = s.next_app_round;
+  int64_t round = first;
+  if (s.spec.config.wait_avoiding_global() && s.id >= 0) {
+    // A lagging app skips the rounds its engine already served while it computed: the
+    // contiguous run of them from `first` on. (Never past a round this rank has not
+    // joined: its group would wait for it there.)
+    int64_t last_served = first - 1;
+    bool failed = false;
+    for (int64_t r = first; s.ServedPassively(r); ++r) {
+      last_served = r;
+      auto it = s.rounds.find(r);
+      failed = it != s.rounds.end() && !it->second.error.empty();
+      if (failed) break;  // the app must hear that error, not skip it
+    }
+    // Enter the next round with the fresh input when a peer already waits there, or
+    // when the newest served round's result was not kept (a newer one replaced it).
+    const bool kept = last_served < first || s.rounds.count(last_served) > 0;
+    if (!failed && (s.activations.count(last_served + 1) || !kept)) {
+      round = last_served + 1;
+    } else {
+      round = std::max(first, last_served);  // the newest served round's result
+    }
+    for (int64_t r = first; r < round; ++r) {
+      auto it = s.rounds.find(r);
+      // In flight ones are dropped when they complete (they are below next_app_round).
+      if (it != s.rounds.end() && it->second.completed) s.Drop(r);
+    }
+    if (round > first) {
+      std::lock_guard<std::mutex> lock(stats_mu_);
+      stream_stats_[s.spec.name].rounds_skipped += round - first;
+    }
+  }
+  s.next_app_round = round + 1;
+  s.last_app_round = round;
+  return round;
+}
+
 void Engine::EnterRound(Stream& s, RoundState& rs) {
   Publish(s, rs.call->input, 2 * rs.round, /*copy=*/false);
   if (rs.completed) {
     FinishAppRound(s, rs.round);
   } else if (!rs.joined) {
-    const bool activate = !rs.plan.global && s.spec.config.wait_avoiding;
+    const StreamConfig& config = s.spec.config;
+    bool activate = rs.plan.global
+                        ? config.wait_avoiding_global() && rs.round > 0  // round 0 validates
+                        : config.wait_avoiding;
+    // Whoever activated this round activated every member: no second round of messages.
+    if (config.wait_avoiding_global() && s.activations.erase(rs.round) > 0) activate = false;
     JoinRound(s, rs, rs.call->input, activate);
   }
+}
+
+bool Engine::TooStaleToJoin(const Stream& s, int64_t round) const {
+  // A rank that joined (or is leaving) serves its final model: it has no app to wait for.
+  if (!s.spec.config.wait_avoiding_global() || self_joined_ || leaving_) return false;
+  return round - s.last_app_round > s.spec.config.max_staleness;
 }
 
 void Engine::JoinPassively(Stream& s, int64_t round) {
@@ -51,6 +100,8 @@ void Engine::JoinPassively(Stream& s, int64_t round) {
   // The published value belongs to round published_version / 2 (its input or
   // output); an output of round r - 1 is fresh (0 rounds stale).
   const int64_t staleness = std::max<int64_t>(0, round - 1 - s.published_version / 2);
+  // Its age in the sense of max_staleness: rounds since the app last entered.
+  const int64_t age = round - s.last_app_round;
   {
     std::lock_guard<std::mutex> lock(stats_mu_);
     ++stats_.passive_joins;
@@ -60,6 +111,7 @@ void Engine::JoinPassively(Stream& s, int64_t round) {
     ++st.passive_joins;
     st.staleness_sum += staleness;
     st.staleness_max = std::max(st.staleness_max, staleness);
+    if (!self_joined_) ++st.age_histogram[age];  // a joined rank's final model has no age
   }
   if (timeline_.enabled()) {
     timeline_.Instant(Timeline::kEngine, "join", "passive_join", rs.joined_at_us,
@@ -148,13 +200,16 @@ void Engine::FinishAppRound(Stream& s, int64_t round) {
   const int g = static_cast<int>(rs.members.size());
   char* out = static_cast<char*>(call.output);
   const void* x = call.input;
+  const bool contributed_x = rs.contribution == x || std::memcmp(rs.contribution, x, bytes) == 0;
   if (rs.mean_in_output) {
     // already there
-  } else if (rs.plan.global) {
+  } else if (rs.plan.global && (contributed_x || !s.spec.config.wait_avoiding_global())) {
+    // The exact global mean. (Blocking global rounds always take the app's input; a
+    // wait-avoiding one served passively applies the averaging rule below.)
     std::memcpy(out, rs.mean.data(), bytes);
   } else if (s.spec.config.averaging == Averaging::kPaper) {
     PaperAverage(s.spec.dtype, rs.mean.data(), x, g, n, out);
-  } else if (rs.contribution == x || std::memcmp(rs.contribution, x, bytes) == 0) {
+  } else if (contributed_x) {
     std::memcpy(out, rs.mean.data(), bytes);  // c == x: the plain group mean
   } else {
     const int divisor = s.spec.config.averaging == Averaging::kLocal ? 1 : g;

@@ -36,7 +36,7 @@ void HandleTable::Complete(int64_t handle, const std::string& error,
     }
   }
   if (on_done) {
-    on_done(error);  // outside the lock: it may enqueue more work
+    on_done(error, round);  // outside the lock: it may enqueue more work
   } else {
     cv_.notify_all();
   }

@@ -18,7 +18,8 @@ namespace wagma {
 
 class HandleTable {
  public:
-  using Callback = std::function<void(const std::string& error)>;
+  // `round`: the round that served the call (-1 when it failed).
+  using Callback = std::function<void(const std::string& error, int64_t round)>;
   // What the app learns when a wait ends; `waited_us` sums every slice spent blocked.
   struct Outcome {
     std::string error;

@@ -32,6 +32,10 @@ const char* AveragingName(Averaging a) {
   return "unknown";
 }
 
+const char* GlobalRoundsName(GlobalRounds g) {
+  return g == GlobalRounds::kWaitAvoiding ? "wait_avoiding" : "blocking";
+}
+
 }  // namespace
 
 std::string ShapeString(const std::vector<int64_t>& shape) {
@@ -53,7 +57,9 @@ bool StreamSpec::operator==(const StreamSpec& o) const {
          config.group_size == o.config.group_size &&
          config.sync_period == o.config.sync_period &&
          config.averaging == o.config.averaging &&
-         config.wait_avoiding == o.config.wait_avoiding && members == o.members;
+         config.wait_avoiding == o.config.wait_avoiding &&
+         config.global_rounds == o.config.global_rounds &&
+         config.max_staleness == o.config.max_staleness && members == o.members;
 }
 
 std::string StreamSpec::Mismatch(const std::string& mine, const StreamSpec& o,
@@ -85,6 +91,14 @@ std::string StreamSpec::Mismatch(const std::string& mine, const StreamSpec& o,
     head("wait_avoiding");
     s << config.wait_avoiding << ", " << theirs << " has wait_avoiding "
       << o.config.wait_avoiding;
+  } else if (config.global_rounds != o.config.global_rounds) {
+    head("global_rounds");
+    s << GlobalRoundsName(config.global_rounds) << ", " << theirs << " has global_rounds "
+      << GlobalRoundsName(o.config.global_rounds);
+  } else if (config.max_staleness != o.config.max_staleness) {
+    head("max_staleness");
+    s << config.max_staleness << ", " << theirs << " has max_staleness "
+      << o.config.max_staleness;
   } else if (members != o.members) {
     head("process set");
     std::vector<int64_t> a(members.begin(), members.end()), b(o.members.begin(), o.members.end());
@@ -104,6 +118,8 @@ std::string StreamSpec::Serialize() const {
   Put<int32_t>(out, config.sync_period);
   Put<int32_t>(out, static_cast<int32_t>(config.averaging));
   Put<int32_t>(out, config.wait_avoiding ? 1 : 0);
+  Put<int32_t>(out, static_cast<int32_t>(config.global_rounds));
+  Put<int32_t>(out, config.max_staleness);
   Put<uint32_t>(out, static_cast<uint32_t>(members.size()));
   for (int m : members) Put<int32_t>(out, m);
   return out;
@@ -123,6 +139,8 @@ StreamSpec StreamSpec::Parse(const std::string& in) {
   s.config.sync_period = Get<int32_t>(in, pos);
   s.config.averaging = static_cast<Averaging>(Get<int32_t>(in, pos));
   s.config.wait_avoiding = Get<int32_t>(in, pos) != 0;
+  s.config.global_rounds = static_cast<GlobalRounds>(Get<int32_t>(in, pos));
+  s.config.max_staleness = Get<int32_t>(in, pos);
   const uint32_t num_members = Get<uint32_t>(in, pos);
   for (uint32_t i = 0; i < num_members; ++i) s.members.push_back(Get<int32_t>(in, pos));
   return s;
@@ -139,6 +157,17 @@ std::string ValidateConfig(const StreamConfig& c) {
              c.averaging != Averaging::kLocal) {
     s << "averaging must be 'fresh', 'paper' or 'local', got code "
       << static_cast<int>(c.averaging);
+  } else if (c.global_rounds != GlobalRounds::kBlocking &&
+             c.global_rounds != GlobalRounds::kWaitAvoiding) {
+    s << "global_rounds must be 'blocking' or 'wait_avoiding', got code "
+      << static_cast<int>(c.global_rounds);
+  } else if (c.wait_avoiding_global() && !c.wait_avoiding) {
+    s << "global_rounds='wait_avoiding' needs wait_avoiding=True (group rounds that "
+         "wait for every member would wait for the slow rank anyway)";
+  } else if (c.wait_avoiding_global() &&
+             (c.max_staleness < 1 || c.max_staleness > kMaxSyncPeriod)) {
+    s << "max_staleness must be an integer in [1, " << kMaxSyncPeriod << "], got "
+      << c.max_staleness;
   }
   return s.str();
 }

@@ -10,12 +10,21 @@
 namespace wagma {
 
 enum class Averaging : int32_t { kFresh = 0, kPaper = 1, kLocal = 2 };
+// Global rounds that block (the paper), or that activate and join like group rounds
+// (DESIGN.md §3, "Wait-avoiding global rounds").
+enum class GlobalRounds : int32_t { kBlocking = 0, kWaitAvoiding = 1 };
 
 struct StreamConfig {
   int32_t group_size = 2;     // S
   int32_t sync_period = 10;   // tau
   Averaging averaging = Averaging::kFresh;
   bool wait_avoiding = true;
+  GlobalRounds global_rounds = GlobalRounds::kBlocking;
+  // Wait-avoiding global rounds only (0 otherwise): a passive join never contributes a
+  // value more than this many rounds older than the round it joins.
+  int32_t max_staleness = 0;
+
+  bool wait_avoiding_global() const { return global_rounds == GlobalRounds::kWaitAvoiding; }
 };
 
 struct StreamSpec {

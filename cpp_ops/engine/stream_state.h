@@ -9,6 +9,7 @@
 // since the app may change them as soon as it has them.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -76,21 +77,39 @@ struct Stream {
   int my_index = 0;  // this rank's position in spec.members
   const GroupSchedule* schedule = nullptr;
   int64_t next_app_round = 0;
+  // The round the app last entered (or, skipping, was served by): a passive join's
+  // contribution is that many rounds old (DESIGN.md §3, staleness in rounds of age).
+  int64_t last_app_round = -1;
+  int64_t waiting_for_app = -1;  // the last round whose passive join max_staleness held back
   int64_t last_joined_round = -1;  // for the goodbye: rounds this rank still serves
   const void* published = nullptr;  // published_copy, or an app input in flight
   Buffer published_copy;
   int64_t published_version = -1;
   std::map<int64_t, RoundState> rounds;
   std::set<int64_t> activations;  // rounds others activated that this rank has not joined
-  // Rounds at or beyond next_app_round that completed passively and were dropped
-  // because no app will collect them (this rank joined): late activations for them
-  // must not start them again. Bounded: activations arrive within sync_period rounds.
+  // Rounds that completed passively and were dropped because no app will collect them
+  // (this rank joined; or, with wait-avoiding global rounds, a newer served round
+  // replaced them): late activations must not start them again, and a lagging app
+  // skips them. Bounded: an engine joins at most max_staleness + 1 rounds ahead of its
+  // app, and activations arrive within a few sync periods.
   std::set<int64_t> dropped;
   void Drop(int64_t round) {
     rounds.erase(round);
     dropped.insert(round);
-    while (dropped.size() > 4 * static_cast<size_t>(spec.config.sync_period) + 16)
-      dropped.erase(dropped.begin());
+    const size_t keep = 4 * static_cast<size_t>(std::max(spec.config.sync_period,
+                                                         spec.config.max_staleness)) + 16;
+    // Keep what a lagging app may still skip ([next_app_round, newest]); a joined
+    // rank, whose rounds run ahead of next_app_round, keeps only the recent ones.
+    const int64_t horizon = std::max(next_app_round,
+                                     *dropped.rbegin() - static_cast<int64_t>(keep));
+    while (dropped.size() > keep && *dropped.begin() < horizon) dropped.erase(dropped.begin());
+  }
+  // Whether round `round` was joined by this rank's engine without the app (held, in
+  // flight or dropped): a lagging app may skip it.
+  bool ServedPassively(int64_t round) const {
+    auto it = rounds.find(round);
+    if (it != rounds.end()) return it->second.joined && !it->second.call;
+    return dropped.count(round) > 0;
   }
   // Set when the stream failed (round 0 rejected it, or a later call mismatched).
   // Rounds before error_from_round still complete: a slower rank may not have

@@ -22,6 +22,16 @@ std::string StreamStatsJson(const std::map<std::string, StreamStats>& stats) {
     out += ",\"global_wait_us\":" + std::to_string(s.global_wait_us);
     out += ",\"bytes_sent\":" + std::to_string(s.bytes_sent);
     out += ",\"errors\":" + std::to_string(s.errors);
+    out += ",\"rounds_skipped\":" + std::to_string(s.rounds_skipped);
+    out += ",\"staleness_waits\":" + std::to_string(s.staleness_waits);
+    out += ",\"age_histogram\":{";
+    bool first_age = true;
+    for (const auto& age : s.age_histogram) {
+      out += std::string(first_age ? "" : ",") + "\"" + std::to_string(age.first) +
+             "\":" + std::to_string(age.second);
+      first_age = false;
+    }
+    out += "}";
     out += "}";
   }
   return out + "}";

@@ -22,6 +22,14 @@ struct StreamStats {
   int64_t global_wait_us = 0;
   int64_t bytes_sent = 0;
   int64_t errors = 0;  // rounds that ended with an error
+  // Wait-avoiding global rounds: rounds the app skipped because its engine had
+  // already served them (and a newer one) while the app computed.
+  int64_t rounds_skipped = 0;
+  // Rounds the engine did not join for its app because its value would have been
+  // older than max_staleness: they waited for the app instead.
+  int64_t staleness_waits = 0;
+  // Passive joins by contribution age (rounds since the app last entered the stream).
+  std::map<int64_t, int64_t> age_histogram;
 };
 
 // {"name": {"rounds": ..., ...}, ...}

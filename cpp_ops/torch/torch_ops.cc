@@ -32,19 +32,21 @@ void CheckHostContiguous(const torch::Tensor& t, const char* what) {
   TORCH_CHECK(t.is_contiguous(), what, " must be contiguous");
 }
 
+// `config`: (group_size, sync_period, averaging, wait_avoiding, global_rounds,
+// max_staleness), the fields of wagma_stream_config in order.
 int64_t Enqueue(const torch::Tensor& input, torch::Tensor output, const std::string& name,
-                int group_size, int sync_period, int averaging, bool wait_avoiding,
-                const std::vector<int>& members) {
+                const std::vector<int>& config, const std::vector<int>& members) {
   CheckHostContiguous(input, "input");
   CheckHostContiguous(output, "output");
   const int dtype = DtypeCode(input.scalar_type());
   TORCH_CHECK(output.scalar_type() == input.scalar_type() && output.sizes() == input.sizes(),
               "output must match the input's shape and dtype");
+  TORCH_CHECK(config.size() == 6, "config must hold 6 ints");
+  const wagma_stream_config c{config[0], config[1], config[2], config[3], config[4], config[5]};
   std::vector<int64_t> shape(input.sizes().begin(), input.sizes().end());
   char err[kErrLen] = {0};
   const int64_t h = wagma_enqueue(name.c_str(), dtype, static_cast<int>(shape.size()),
-                                  shape.data(), input.data_ptr(), output.data_ptr(),
-                                  group_size, sync_period, averaging, wait_avoiding ? 1 : 0,
+                                  shape.data(), input.data_ptr(), output.data_ptr(), &c,
                                   static_cast<int>(members.size()), members.data(), err,
                                   kErrLen);
   if (h == 0) throw std::runtime_error(err);
@@ -57,15 +59,17 @@ bool Poll(int64_t handle) {
   return state == 1;
 }
 
-void Wait(int64_t handle) {
+// Returns the round that served the call.
+int64_t Wait(int64_t handle) {
   char err[kErrLen] = {0};
+  int64_t round = -1;
   while (true) {
     int rc;
     {
       pybind11::gil_scoped_release release;
-      rc = wagma_wait_for(handle, 100, err, kErrLen);
+      rc = wagma_wait_for(handle, 100, &round, err, kErrLen);
     }
-    if (rc == 1) return;
+    if (rc == 1) return round;
     if (rc < 0) throw std::runtime_error(err);
     // Between slices, let Python run its signal handlers: Ctrl-C must interrupt a
     // round that waits for a stuck peer.
@@ -79,5 +83,5 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.doc() = "WAGMA engine binding for PyTorch tensors";
   m.def("enqueue", &Enqueue, "Enqueue one group allreduce round; returns a handle");
   m.def("poll", &Poll, "True when the handle has completed");
-  m.def("wait", &Wait, "Wait for the handle (GIL released); raises on error");
+  m.def("wait", &Wait, "Wait for the handle (GIL released); returns the round that served it, raises on error");
 }

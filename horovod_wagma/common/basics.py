@@ -27,14 +27,22 @@ class WagmaBasics:
 
     # -- init -------------------------------------------------------------------------
     def init(self, comm=None, process_sets=None, group_size=None, sync_period=10,
-             averaging="fresh", wait_avoiding=True):
+             averaging="fresh", wait_avoiding=True, global_rounds="blocking",
+             max_staleness=None):
         """Initialises Horovod (with MPI) if needed and the WAGMA engine.
+
+        The WAGMA knobs set the defaults of every stream (calls and optimizers may
+        override them): ``global_rounds="wait_avoiding"`` makes global rounds
+        activate and join like group rounds, so fast ranks stop waiting for slow
+        ones there too; ``max_staleness`` (default ``sync_period``) bounds how many
+        rounds old a value an engine contributes for its app may be.
 
         Every phase's groups for the default ``group_size`` are registered as static
         Horovod process sets when this call initialises Horovod, or dynamically when
         Horovod already runs with dynamic process sets; see ``group_process_set``.
         """
-        self.config = WagmaConfig(group_size, sync_period, averaging, wait_avoiding)
+        self.config = WagmaConfig(group_size, sync_period, averaging, wait_avoiding,
+                                  global_rounds, max_staleness)
         hvd = self._hvd
         if comm is not None:
             from mpi4py import MPI
@@ -141,32 +149,31 @@ class WagmaBasics:
             self._atexit_registered = True
         self._size = hvd.size()
 
-    def stream_config(self, group_size=None, sync_period=None, averaging=None,
-                      wait_avoiding=None, process_set=None):
+    def stream_config(self, process_set=None, **knobs):
         """Validated per-call configuration; starts the engine if needed.
 
-        Returns (config, S, members): S resolved for the process set's size, members
-        its sorted world ranks ([] for the global set)."""
-        config = self.config.override(group_size, sync_period, averaging, wait_avoiding)
+        ``knobs`` are per-call overrides (None keeps init's default). Returns
+        (config, engine_fields, members): the engine's 6 config ints with S resolved
+        for the process set's size, and its sorted world ranks ([] for the global
+        set)."""
+        config = self.config.override(**knobs)
         self.ensure_started()
         members = self.process_set_members(process_set)
-        return config, config.resolved_group_size(len(members) or self._size), members
+        return config, config.engine_fields(len(members) or self._size), members
 
-    def prepare_call(self, dtype_supported, dtype_text, name, group_size, sync_period,
-                     averaging, wait_avoiding, process_set):
+    def prepare_call(self, dtype_supported, dtype_text, name, process_set, **knobs):
         """Checks one op call's arguments, the same way for every frontend.
 
-        Returns (name, config, S, members); an unnamed call gets a name from a counter
-        that every rank advances alike."""
+        Returns (name, engine_fields, members); an unnamed call gets a name from a
+        counter that every rank advances alike."""
         if not dtype_supported:
             raise TypeError("group_allreduce supports float32, float64, float16 and "
                             f"bfloat16 tensors, got {dtype_text}")
         validate_name(name)
-        config, size, members = self.stream_config(group_size, sync_period, averaging,
-                                                   wait_avoiding, process_set)
+        _, fields, members = self.stream_config(process_set, **knobs)
         if name is None:
             name = f"group_allreduce.noname.{next(self._noname)}"
-        return name, config, size, members
+        return name, fields, members
 
     def process_set_members(self, process_set):
         """Sorted world ranks of a Horovod ProcessSet; [] for None or the global set."""

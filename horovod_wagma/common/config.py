@@ -7,6 +7,12 @@ import dataclasses
 from typing import Optional
 
 AVERAGING_RULES = {"fresh": 0, "paper": 1, "local": 2}
+# global_rounds=: "blocking" (the paper: every rank enters every global round) or
+# "wait_avoiding" (global rounds activate and join like group rounds; DESIGN.md §3).
+GLOBAL_ROUNDS = {"blocking": 0, "wait_avoiding": 1}
+# The knobs every call may override, in the order the engine's config takes them.
+KNOBS = ("group_size", "sync_period", "averaging", "wait_avoiding", "global_rounds",
+         "max_staleness")
 # Rounds are tagged modulo a window; see cpp_ops/engine/message_tags.h (kMaxSyncPeriod).
 MAX_SYNC_PERIOD = 4096
 # The engine holds group_size in an int32; any S >= P already means one group.
@@ -39,6 +45,21 @@ def validate_averaging(averaging):
     return averaging
 
 
+def validate_global_rounds(global_rounds):
+    if not isinstance(global_rounds, str) or global_rounds not in GLOBAL_ROUNDS:
+        raise ValueError(f"global_rounds must be one of {sorted(GLOBAL_ROUNDS)}, "
+                         f"got {global_rounds!r}")
+    return global_rounds
+
+
+def validate_max_staleness(max_staleness):
+    if max_staleness is not None and (not _is_int(max_staleness)
+                                      or not 1 <= max_staleness <= MAX_SYNC_PERIOD):
+        raise ValueError(f"max_staleness must be an integer in [1, {MAX_SYNC_PERIOD}] or "
+                         f"None (= sync_period), got {max_staleness!r}")
+    return max_staleness
+
+
 def validate_name(name):
     """A stream name is a str (any length, any Unicode, empty allowed) or None. The
     engine keeps names as C strings, so a NUL would silently cut the name short and
@@ -53,11 +74,14 @@ def validate_name(name):
 @dataclasses.dataclass(frozen=True)
 class WagmaConfig:
     """The knobs of a stream. ``group_size=None`` means the default S for P ranks:
-    the smallest power of two >= sqrt(P)."""
+    the smallest power of two >= sqrt(P); ``max_staleness=None`` means sync_period
+    (it only matters with ``global_rounds="wait_avoiding"``)."""
     group_size: Optional[int] = None
     sync_period: int = 10
     averaging: str = "fresh"
     wait_avoiding: bool = True
+    global_rounds: str = "blocking"
+    max_staleness: Optional[int] = None
 
     def __post_init__(self):
         validate_group_size(self.group_size)
@@ -65,18 +89,33 @@ class WagmaConfig:
         validate_averaging(self.averaging)
         if not isinstance(self.wait_avoiding, bool):
             raise ValueError(f"wait_avoiding must be a bool, got {self.wait_avoiding!r}")
+        validate_global_rounds(self.global_rounds)
+        validate_max_staleness(self.max_staleness)
+        if self.global_rounds == "wait_avoiding" and not self.wait_avoiding:
+            raise ValueError("global_rounds='wait_avoiding' needs wait_avoiding=True: group "
+                             "rounds that wait for every member would wait for the slow "
+                             "rank anyway")
 
-    def override(self, group_size=None, sync_period=None, averaging=None,
-                 wait_avoiding=None):
+    def override(self, **knobs):
         """A copy with the given (non-None) per-call overrides applied and validated."""
-        if group_size is None and sync_period is None and averaging is None \
-                and wait_avoiding is None:
-            return self  # the common per-call path
-        changes = {k: v for k, v in dict(group_size=group_size, sync_period=sync_period,
-                                         averaging=averaging,
-                                         wait_avoiding=wait_avoiding).items()
-                   if v is not None}
+        changes = {k: v for k, v in knobs.items() if v is not None}
+        unknown = set(changes) - set(KNOBS)
+        if unknown:
+            raise TypeError(f"unknown WAGMA knobs: {sorted(unknown)}")
         return dataclasses.replace(self, **changes) if changes else self
+
+    @property
+    def resolved_max_staleness(self):
+        return self.sync_period if self.max_staleness is None else self.max_staleness
+
+    def engine_fields(self, num_ranks):
+        """The engine's stream configuration (cpp_ops/engine/c_api.h,
+        wagma_stream_config) as 6 ints, with S resolved for ``num_ranks``."""
+        wa_global = self.global_rounds == "wait_avoiding"
+        return [self.resolved_group_size(num_ranks), self.sync_period,
+                AVERAGING_RULES[self.averaging], int(self.wait_avoiding),
+                GLOBAL_ROUNDS[self.global_rounds],
+                self.resolved_max_staleness if wa_global else 0]
 
     def resolved_group_size(self, num_ranks):
         if self.group_size is not None:

@@ -11,6 +11,13 @@ _ERR_LEN = 2048
 _lib = None
 
 
+class StreamConfig(ctypes.Structure):
+    """wagma_stream_config (cpp_ops/engine/c_api.h)."""
+    _fields_ = [(k, ctypes.c_int) for k in ("group_size", "sync_period", "averaging",
+                                             "wait_avoiding", "global_rounds",
+                                             "max_staleness")]
+
+
 def lib():
     global _lib
     if _lib is None:
@@ -26,12 +33,12 @@ def lib():
         _lib.wagma_enqueue.restype = ctypes.c_int64
         _lib.wagma_enqueue.argtypes = [
             ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ctypes.POINTER(ctypes.c_int64),
-            ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int,
-            ctypes.c_int, ctypes.c_int, ctypes.POINTER(ctypes.c_int), ctypes.c_char_p,
-            ctypes.c_int]
+            ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(StreamConfig), ctypes.c_int,
+            ctypes.POINTER(ctypes.c_int), ctypes.c_char_p, ctypes.c_int]
         _lib.wagma_poll.argtypes = [ctypes.c_int64]
         _lib.wagma_wait.argtypes = [ctypes.c_int64, ctypes.c_char_p, ctypes.c_int]
-        _lib.wagma_wait_for.argtypes = [ctypes.c_int64, ctypes.c_int, ctypes.c_char_p,
+        _lib.wagma_wait_for.argtypes = [ctypes.c_int64, ctypes.c_int,
+                                        ctypes.POINTER(ctypes.c_int64), ctypes.c_char_p,
                                         ctypes.c_int]
         _lib.wagma_join.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
         _lib.wagma_stats_json.argtypes = [ctypes.c_char_p, ctypes.c_int]
@@ -91,18 +98,18 @@ def schedule(num_ranks, group_size):
 DTYPE_CODES = {"float32": 0, "float64": 1, "float16": 2, "bfloat16": 3}
 
 
-def enqueue(name, dtype, shape, input_ptr, output_ptr, group_size, sync_period,
-            averaging_code, wait_avoiding, members):
+def enqueue(name, dtype, shape, input_ptr, output_ptr, engine_fields, members):
     """Enqueues one round on raw host buffers (the framework keeps them alive until
-    the handle completes); returns the handle. For frontends without a compiled
-    binding of their own for the async form (TensorFlow eager)."""
+    the handle completes); returns the handle. ``engine_fields``: the 6 ints of
+    WagmaConfig.engine_fields. For frontends without a compiled binding of their own
+    for the async form (TensorFlow eager)."""
     from horovod_wagma.common.errors import WagmaError
     err = ctypes.create_string_buffer(_ERR_LEN)
     shape_arr = (ctypes.c_int64 * max(1, len(shape)))(*shape)
     members_arr = (ctypes.c_int * max(1, len(members)))(*members)
+    config = StreamConfig(*engine_fields)
     handle = lib().wagma_enqueue(name.encode(), DTYPE_CODES[dtype], len(shape), shape_arr,
-                                 input_ptr, output_ptr, group_size, sync_period,
-                                 averaging_code, int(wait_avoiding), len(members),
+                                 input_ptr, output_ptr, ctypes.byref(config), len(members),
                                  members_arr, err, _ERR_LEN)
     if handle == 0:
         raise WagmaError(err.value.decode(errors="replace"))
@@ -119,13 +126,16 @@ _SLICE_MS = 100
 
 
 def wait(handle):
-    """Waits (ctypes releases the GIL) and raises WagmaError on failure."""
+    """Waits (ctypes releases the GIL) and raises WagmaError on failure; returns the
+    round that served the call."""
     from horovod_wagma.common.errors import WagmaError
     err = ctypes.create_string_buffer(_ERR_LEN)
+    served = ctypes.c_int64(-1)
     while True:
-        state = lib().wagma_wait_for(handle, _SLICE_MS, err, _ERR_LEN)
+        state = lib().wagma_wait_for(handle, _SLICE_MS, ctypes.byref(served), err,
+                                     _ERR_LEN)
         if state == 1:
-            return
+            return served.value
         if state < 0:
             raise WagmaError(err.value.decode(errors="replace"))
 

@@ -4,8 +4,21 @@ Each call of a stream is round r = 0, 1, 2, ...; round 0 and every round with
 (r + 1) % sync_period == 0 are global, the others group rounds. The engine applies the
 same rule (cpp_ops/engine/round_plan.h); optimizers use it to know, before the call,
 whether a round will be global (to average buffers, or to choose a compression rule).
+With wait-avoiding global rounds they learn the round that served a call afterwards
+(a lagging app skips rounds), and key those duties to it.
 """
 
 
 def is_global_round(round_index, sync_period):
     return round_index == 0 or (round_index + 1) % sync_period == 0
+
+
+def global_round_between(after, upto, sync_period):
+    """Whether any round r with after < r <= upto is global: with wait-avoiding global
+    rounds a lagging app is served by round ``upto`` after skipping the others."""
+    if upto <= after:
+        return False
+    if after < 0:
+        return True  # round 0
+    # The global rounds are those with r % tau == tau - 1 (and round 0).
+    return (upto + 1) // sync_period > (after + 1) // sync_period

@@ -7,13 +7,25 @@ For each stream (one name = one tensor):
   staleness_mean/_max       how many rounds old those published values were;
   group_wait_s, global_wait_s  time the app was blocked collecting results;
   bytes_sent                reduction payload sent;
-  errors                    rounds that ended in an error.
+  errors                    rounds that ended in an error;
+  rounds_skipped            (wait-avoiding global rounds) rounds the app skipped
+                            because its engine had served them, and a newer one,
+                            while it computed;
+  staleness_waits           (wait-avoiding global rounds) rounds this engine did not
+                            join for its app because the value would have been older
+                            than max_staleness: they waited for the app instead;
+  contribution_age_mean/_max/_histogram
+                            passive joins by age: rounds between the app's last
+                            entry into the stream and the round joined (never above
+                            max_staleness with wait-avoiding global rounds).
 """
 from horovod_wagma.common import engine_lib
 
 
 def _readable(raw):
     joins = raw["passive_joins"]
+    ages = {int(k): v for k, v in raw["age_histogram"].items()}
+    aged = sum(ages.values())
     return {
         "rounds": raw["rounds"],
         "global_rounds": raw["global_rounds"],
@@ -25,6 +37,11 @@ def _readable(raw):
         "global_wait_s": raw["global_wait_us"] / 1e6,
         "bytes_sent": raw["bytes_sent"],
         "errors": raw["errors"],
+        "rounds_skipped": raw["rounds_skipped"],
+        "staleness_waits": raw["staleness_waits"],
+        "contribution_age_mean": sum(a * n for a, n in ages.items()) / aged if aged else 0.0,
+        "contribution_age_max": max(ages) if ages else 0,
+        "contribution_age_histogram": dict(sorted(ages.items())),
     }
 
 

@@ -6,6 +6,11 @@ averaging (the same algorithm as horovod_wagma.torch's, DESIGN.md §3).
 fused per dtype, with the wait-avoiding group allreduce op; every ``sync_period``-th
 call the round is global (exact average, identical everywhere). It runs in
 ``model.fit`` (graph mode) and in eager ``GradientTape`` loops.
+
+With ``global_rounds="wait_avoiding"`` global rounds wait for nobody: a slow rank is
+served by the newest round its engine served while it computed, and the fp16 rule
+follows the round actually served (the op returns it). The step counter still counts
+this rank's own steps.
 """
 import itertools
 
@@ -31,13 +36,16 @@ class _WagmaKerasMixin:
     def _wagma_average(self, variables):
         w = self._wagma
         round_index = w["round"].assign_add(1) - 1
-        is_global = tf.logical_or(tf.equal(round_index, 0),
-                                  tf.equal((round_index + 1) % w["sync_period"], 0))
         for i, bucket in enumerate(dtype_buckets(variables, w["plan"])):
             flat = pack(bucket)
             if w["fp16"] and flat.dtype == tf.float32:
                 sent = tf.cast(flat, tf.float16)
-                avg = ops.group_allreduce(sent, name=f"{w['name']}.model{i}", **w["knobs"])
+                avg, served = ops.group_allreduce(sent, name=f"{w['name']}.model{i}",
+                                                  return_round=True, **w["knobs"])
+                # Blocking global rounds serve each call by its own round; wait-avoiding
+                # ones may serve a lagging rank by a later one.
+                is_global = _is_global(served if w["wait_avoiding_global"] else round_index,
+                                       w["sync_period"])
                 # Global rounds: the fp16 average itself, identical everywhere; group
                 # rounds: a correction keeping this rank's full-precision residual.
                 flat = tf.where(is_global, tf.cast(avg, tf.float32),
@@ -53,8 +61,10 @@ class _WagmaKerasMixin:
         rank reached."""
         last = ops.join()
         w = self._wagma
-        w["round"].assign(_hvd_tf.allreduce(w["round"].read_value(), op=_hvd_tf.Max,
-                                            name=w["name"] + ".join"))
+        if not w["wait_avoiding_global"]:
+            # Blocking rounds: step numbers are round numbers, so they must agree.
+            w["round"].assign(_hvd_tf.allreduce(w["round"].read_value(), op=_hvd_tf.Max,
+                                                name=w["name"] + ".join"))
         return last
 
     def sync(self, variables):
@@ -62,10 +72,15 @@ class _WagmaKerasMixin:
         sync_global(variables, self._wagma["name"] + ".sync", self._wagma["knobs"])
 
 
+def _is_global(round_index, sync_period):
+    return tf.logical_or(tf.equal(round_index, 0),
+                         tf.equal((round_index + 1) % sync_period, 0))
+
+
 def sync_global(variables, name, knobs):
     """Exact global average of ``variables`` through the engine (a stream whose every
-    round is global), identical on every rank."""
-    knobs = dict(knobs, sync_period=1)
+    round is global and blocking), identical on every rank."""
+    knobs = dict(knobs, sync_period=1, global_rounds="blocking")
     for i, bucket in enumerate(dtype_buckets([v for v in variables
                                               if v.dtype.is_floating])):
         unpack_assign(bucket, ops.group_allreduce(pack(bucket), name=f"{name}{i}", **knobs))
@@ -78,12 +93,14 @@ def DistributedWagmaOptimizer(optimizer, name=None, device_dense="", device_spar
                               average_aggregated_gradients=False, num_groups=0,
                               groups=None, process_set=_hvd_tf.global_process_set,
                               scale_local_gradients=True, *, group_size=None,
-                              sync_period=10, averaging=None, wait_avoiding=True):
+                              sync_period=10, averaging=None, wait_avoiding=True,
+                              global_rounds=None, max_staleness=None):
     """Wraps a Keras optimizer like ``hvd.DistributedOptimizer`` (same arguments, same
     order) but averages models with WAGMA instead of allreducing gradients.
 
     WAGMA arguments (keyword-only): ``group_size``, ``sync_period``, ``averaging``,
-    ``wait_avoiding``, as for the torch optimizer. Of Horovod's: ``process_set``
+    ``wait_avoiding``, ``global_rounds``, ``max_staleness``, as for the torch
+    optimizer. Of Horovod's: ``process_set``
     restricts WAGMA to that set; ``compression=Compression.fp16`` sends fp16;
     ``num_groups``/``groups`` only split the fusion buffers; ``op`` must be Average;
     ``device_*``, ``sparse_as_dense``, ``gradient_predivide_factor``,
@@ -93,8 +110,10 @@ def DistributedWagmaOptimizer(optimizer, name=None, device_dense="", device_spar
     """
     check_horovod_arguments(_hvd_tf, op, backward_passes_per_step, compression,
                             gradient_predivide_factor)
-    config, size, members = ops._basics.stream_config(group_size, sync_period, averaging,
-                                                      wait_avoiding, process_set)
+    knobs = dict(group_size=group_size, sync_period=sync_period, averaging=averaging,
+                 wait_avoiding=wait_avoiding, global_rounds=global_rounds,
+                 max_staleness=max_staleness)
+    config, _, _ = ops._basics.stream_config(process_set, **knobs)
     cls = type(optimizer.__class__.__name__, (optimizer.__class__,),
                {k: v for k, v in _WagmaKerasMixin.__dict__.items()
                 if k not in ("__dict__", "__weakref__")})
@@ -105,9 +124,11 @@ def DistributedWagmaOptimizer(optimizer, name=None, device_dense="", device_spar
     wrapped._wagma = dict(
         name=name or f"wagma.keras_optimizer{next(_instances)}",
         round=round_var, sync_period=config.sync_period,
+        wait_avoiding_global=config.global_rounds == "wait_avoiding",
         fp16=compression is Compression.fp16,
         plan=buckets_from_groups(groups, num_groups),
         knobs=dict(group_size=group_size, sync_period=config.sync_period,
                    averaging=config.averaging, wait_avoiding=config.wait_avoiding,
+                   global_rounds=config.global_rounds, max_staleness=config.max_staleness,
                    process_set=process_set))
     return wrapped

@@ -14,7 +14,6 @@ import tensorflow as tf
 
 from horovod_wagma.common import engine_lib
 from horovod_wagma.common.basics import WagmaBasics
-from horovod_wagma.common.config import AVERAGING_RULES
 from horovod_wagma.common.errors import WagmaError
 from horovod_wagma.common.stats import stream_stats
 
@@ -30,49 +29,60 @@ _DTYPE_NAMES = {tf.float32: "float32", tf.float64: "float64", tf.float16: "float
                 tf.bfloat16: "bfloat16"}
 
 
-def _prepare(tensor, name, group_size, sync_period, averaging, wait_avoiding, process_set):
+def _prepare(tensor, name, process_set, knobs):
     tensor = tf.convert_to_tensor(tensor)
-    name, config, size, members = _basics.prepare_call(
-        tensor.dtype in _DTYPE_NAMES, tensor.dtype.name, name, group_size, sync_period,
-        averaging, wait_avoiding, process_set)
-    return tensor, name, config, size, members
+    name, fields, members = _basics.prepare_call(
+        tensor.dtype in _DTYPE_NAMES, tensor.dtype.name, name, process_set, **knobs)
+    return tensor, name, fields, members
 
 
 def group_allreduce(tensor, name=None, group_size=None, sync_period=None, averaging=None,
-                    wait_avoiding=None, process_set=None):
+                    wait_avoiding=None, process_set=None, global_rounds=None,
+                    max_staleness=None, return_round=False):
     """Round r of stream ``name`` with fresh input ``tensor``; returns the result.
 
     Same arguments and semantics as ``horovod_wagma.torch.group_allreduce``. Inside a
     ``tf.function`` each execution of the op is one round; give streams a ``name``.
+    With ``return_round=True`` returns ``(result, round)``: the round that served the
+    call (an int64 scalar tensor), later than the call count when a lagging app
+    skipped rounds (``global_rounds="wait_avoiding"``).
     """
-    tensor, name, config, size, members = _prepare(tensor, name, group_size, sync_period,
-                                                   averaging, wait_avoiding, process_set)
-    return _op_lib.wagma_group_allreduce(
-        tensor, stream_name=name, group_size=size, sync_period=config.sync_period,
-        averaging=AVERAGING_RULES[config.averaging], wait_avoiding=config.wait_avoiding,
-        members=members)
+    tensor, name, fields, members = _prepare(tensor, name, process_set, dict(
+        group_size=group_size, sync_period=sync_period, averaging=averaging,
+        wait_avoiding=wait_avoiding, global_rounds=global_rounds,
+        max_staleness=max_staleness))
+    size, sync_period, averaging, wait_avoiding, global_rounds, max_staleness = fields
+    result, served = _op_lib.wagma_group_allreduce(
+        tensor, stream_name=name, group_size=size, sync_period=sync_period,
+        averaging=averaging, wait_avoiding=bool(wait_avoiding),
+        global_rounds=global_rounds, max_staleness=max_staleness, members=members)
+    return (result, served) if return_round else result
 
 
 class GroupAllreduceHandle:
     """A pending eager-mode group allreduce; keeps its host buffers alive."""
 
-    __slots__ = ("_id", "_input", "_output", "_dtype", "_result")
+    __slots__ = ("_id", "_input", "_output", "_dtype", "_result", "round")
 
     def __init__(self, handle_id, host_input, host_output, dtype):
         self._id, self._input, self._output, self._dtype = (handle_id, host_input,
                                                             host_output, dtype)
         self._result = None
+        self.round = None  # after synchronize: the round that served the call
 
 
 def group_allreduce_async(tensor, name=None, group_size=None, sync_period=None,
-                          averaging=None, wait_avoiding=None, process_set=None):
+                          averaging=None, wait_avoiding=None, process_set=None,
+                          global_rounds=None, max_staleness=None):
     """Eager mode: starts the round and returns a handle for ``synchronize``/``poll``."""
     if not tf.executing_eagerly():
         raise WagmaError("group_allreduce_async works in eager mode only; inside "
                          "tf.function use group_allreduce, which TensorFlow already runs "
                          "asynchronously")
-    tensor, name, config, size, members = _prepare(tensor, name, group_size, sync_period,
-                                                   averaging, wait_avoiding, process_set)
+    tensor, name, fields, members = _prepare(tensor, name, process_set, dict(
+        group_size=group_size, sync_period=sync_period, averaging=averaging,
+        wait_avoiding=wait_avoiding, global_rounds=global_rounds,
+        max_staleness=max_staleness))
     dtype = _DTYPE_NAMES[tensor.dtype]
     # bfloat16 has no NumPy dtype of its own: move its bits as uint16.
     host_in = np.require(  # not ascontiguousarray: that makes a 0-d array 1-d
@@ -80,9 +90,8 @@ def group_allreduce_async(tensor, name=None, group_size=None, sync_period=None,
         requirements="C")
     host_out = np.empty_like(host_in)
     handle_id = engine_lib.enqueue(name, dtype, list(host_in.shape),
-                                   host_in.ctypes.data, host_out.ctypes.data, size,
-                                   config.sync_period, AVERAGING_RULES[config.averaging],
-                                   config.wait_avoiding, members)
+                                   host_in.ctypes.data, host_out.ctypes.data, fields,
+                                   members)
     return GroupAllreduceHandle(handle_id, host_in, host_out, tensor.dtype)
 
 
@@ -94,7 +103,7 @@ def poll(handle):
 def synchronize(handle):
     """Waits for ``handle`` and returns the result as a tf.Tensor."""
     if handle._result is None:
-        engine_lib.wait(handle._id)
+        handle.round = engine_lib.wait(handle._id)
         out = tf.constant(handle._output)
         handle._result = tf.bitcast(out, tf.bfloat16) if handle._dtype == tf.bfloat16 else out
         handle._input = handle._output = None

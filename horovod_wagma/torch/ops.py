@@ -10,7 +10,6 @@ import horovod.torch as _hvd
 import torch
 
 from horovod_wagma.common.basics import WagmaBasics
-from horovod_wagma.common.config import AVERAGING_RULES
 from horovod_wagma.common.errors import WagmaError
 from horovod_wagma.common.stats import stream_stats
 from horovod_wagma.torch import _torch_ops
@@ -28,9 +27,14 @@ stats = stream_stats
 
 
 class GroupAllreduceHandle:
-    """A pending group allreduce. Keeps the tensors the engine writes into alive."""
+    """A pending group allreduce. Keeps the tensors the engine writes into alive.
 
-    __slots__ = ("_id", "_host_output", "_target", "_result", "_error")
+    After ``synchronize``, ``round`` is the round of the stream that served the call.
+    It is the call's own number, except with ``global_rounds="wait_avoiding"``, where a
+    lagging app skips the rounds its engine already served while it computed, and is
+    served by the newest of them."""
+
+    __slots__ = ("_id", "_host_output", "_target", "_result", "_error", "round")
 
     def __init__(self, handle_id, host_input, host_output, target):
         self._id = handle_id
@@ -39,11 +43,12 @@ class GroupAllreduceHandle:
         self._target = target  # where the caller wants the result, if not host_output
         self._result = None
         self._error = None
+        self.round = None
 
     def _finish(self):
         if self._result is None and self._error is None:
             try:
-                _torch_ops.wait(self._id)
+                self.round = _torch_ops.wait(self._id)
             except RuntimeError as e:
                 self._error = WagmaError(str(e))
             else:
@@ -62,26 +67,23 @@ class GroupAllreduceHandle:
 _SUPPORTED_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
 
 
-def _enqueue(tensor, output, name, group_size, sync_period, averaging, wait_avoiding,
-             process_set):
+def _enqueue(tensor, output, name, process_set, knobs):
     if not isinstance(tensor, torch.Tensor):
         raise TypeError(f"group_allreduce expects a torch.Tensor, got {type(tensor).__name__}")
-    name, config, size, members = _basics.prepare_call(
-        tensor.dtype in _SUPPORTED_DTYPES, str(tensor.dtype), name, group_size,
-        sync_period, averaging, wait_avoiding, process_set)
+    name, fields, members = _basics.prepare_call(
+        tensor.dtype in _SUPPORTED_DTYPES, str(tensor.dtype), name, process_set, **knobs)
     src = tensor.detach()
     host_in = src if src.device.type == "cpu" else src.to("cpu")
     host_in = host_in.contiguous()
     staged = output.device.type != "cpu" or not output.is_contiguous()
     host_out = torch.empty(host_in.shape, dtype=host_in.dtype) if staged else output
-    handle_id = _torch_ops.enqueue(host_in, host_out, name, size, config.sync_period,
-                                   AVERAGING_RULES[config.averaging], config.wait_avoiding,
-                                   members)
+    handle_id = _torch_ops.enqueue(host_in, host_out, name, fields, members)
     return GroupAllreduceHandle(handle_id, host_in, host_out, output if staged else None)
 
 
 def group_allreduce_async(tensor, name=None, group_size=None, sync_period=None,
-                          averaging=None, wait_avoiding=None, process_set=None):
+                          averaging=None, wait_avoiding=None, process_set=None,
+                          global_rounds=None, max_staleness=None):
     """Starts round r of stream ``name`` with fresh input ``tensor``; returns a handle.
 
     ``process_set`` (a registered Horovod ProcessSet) restricts the stream to its
@@ -89,33 +91,44 @@ def group_allreduce_async(tensor, name=None, group_size=None, sync_period=None,
     Horovod's async ops, do not modify ``tensor`` until the handle is synchronized.
     Per-call knobs override ``init``'s defaults and must match across ranks (checked
     at the stream's round 0, and at later rounds through the activations).
+    ``global_rounds="wait_avoiding"`` makes global rounds wait-avoiding too; then the
+    handle's ``round`` tells which round served the call (see GroupAllreduceHandle).
     """
     # A non-tensor gets _enqueue's TypeError, not torch.empty's.
     output = torch.empty(tensor.shape, dtype=tensor.dtype, device=tensor.device) \
         if isinstance(tensor, torch.Tensor) else None
-    return _enqueue(tensor, output, name, group_size, sync_period, averaging, wait_avoiding,
-                    process_set)
+    return _enqueue(tensor, output, name, process_set, dict(
+        group_size=group_size, sync_period=sync_period, averaging=averaging,
+        wait_avoiding=wait_avoiding, global_rounds=global_rounds,
+        max_staleness=max_staleness))
 
 
 def group_allreduce_async_(tensor, name=None, group_size=None, sync_period=None,
-                           averaging=None, wait_avoiding=None, process_set=None):
+                           averaging=None, wait_avoiding=None, process_set=None,
+                           global_rounds=None, max_staleness=None):
     """In-place ``group_allreduce_async``: the result is written back into ``tensor``."""
-    return _enqueue(tensor, tensor, name, group_size, sync_period, averaging, wait_avoiding,
-                    process_set)
+    return _enqueue(tensor, tensor, name, process_set, dict(
+        group_size=group_size, sync_period=sync_period, averaging=averaging,
+        wait_avoiding=wait_avoiding, global_rounds=global_rounds,
+        max_staleness=max_staleness))
 
 
 def group_allreduce(tensor, name=None, group_size=None, sync_period=None, averaging=None,
-                    wait_avoiding=None, process_set=None):
+                    wait_avoiding=None, process_set=None, global_rounds=None,
+                    max_staleness=None):
     """Blocking ``group_allreduce_async``: returns the result tensor."""
     return synchronize(group_allreduce_async(tensor, name, group_size, sync_period,
-                                             averaging, wait_avoiding, process_set))
+                                             averaging, wait_avoiding, process_set,
+                                             global_rounds, max_staleness))
 
 
 def group_allreduce_(tensor, name=None, group_size=None, sync_period=None, averaging=None,
-                     wait_avoiding=None, process_set=None):
+                     wait_avoiding=None, process_set=None, global_rounds=None,
+                     max_staleness=None):
     """Blocking in-place group allreduce; returns ``tensor``."""
     return synchronize(group_allreduce_async_(tensor, name, group_size, sync_period,
-                                              averaging, wait_avoiding, process_set))
+                                              averaging, wait_avoiding, process_set,
+                                              global_rounds, max_staleness))
 
 
 def _check_handle(handle):

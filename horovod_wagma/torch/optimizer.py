@@ -10,6 +10,13 @@ Each ``step()``:
      ranks, bit-identical everywhere. Floating-point ``named_buffers`` (BatchNorm
      statistics) and, with ``average_optimizer_state="on_sync"``, optimizer state are
      averaged then too.
+
+With ``global_rounds="wait_avoiding"`` global rounds do not wait for slow ranks
+either: a slow rank's engine serves rounds with its published model while it
+computes, and its next step is served by the newest such round (skipping the
+others). Its step counter still counts its own steps; the duties of global rounds
+(buffers and state "on_sync", the fp16 rule) follow the rounds actually served: they
+run when a served or skipped round was global.
 """
 import itertools
 
@@ -19,7 +26,7 @@ import torch
 from horovod_wagma.common.optimizer_args import (buckets_from_groups,
                                                  check_horovod_arguments,
                                                  fp16_correction_rule)
-from horovod_wagma.common.rounds import is_global_round
+from horovod_wagma.common.rounds import global_round_between, is_global_round
 from horovod_wagma.torch import ops
 from horovod_wagma.torch.fusion import fuse_by_dtype
 
@@ -28,25 +35,23 @@ _instances = itertools.count()
 
 class _DistributedWagmaOptimizer(torch.optim.Optimizer):
     def __init__(self, params, named_parameters, compression, backward_passes_per_step,
-                 process_set, group_size, sync_period, averaging, wait_avoiding,
-                 named_buffers, average_optimizer_state, buckets):
+                 process_set, knobs, named_buffers, average_optimizer_state, buckets):
         super(self.__class__, self).__init__(params)
         self._check_named_parameters(named_parameters)
         self.backward_passes_per_step = backward_passes_per_step
         self._fp16_wire = compression is _hvd.Compression.fp16
         self._process_set = process_set
-        self._knobs = dict(group_size=group_size, sync_period=sync_period,
-                           averaging=averaging, wait_avoiding=wait_avoiding,
-                           process_set=process_set)
-        self._config, _, _ = ops._basics.stream_config(group_size, sync_period, averaging,
-                                                      wait_avoiding, process_set)
+        self._config, _, _ = ops._basics.stream_config(process_set, **knobs)
+        self._knobs = dict(knobs, process_set=process_set)
+        self._wait_avoiding_global = self._config.global_rounds == "wait_avoiding"
         self._named_buffers = [b for _, b in named_buffers or []
                                if torch.is_floating_point(b)]
         self._state_averaging = average_optimizer_state
         self._buckets = buckets
         # Streams are named by creation order, which every rank shares.
         self._name = f"wagma.optimizer{next(_instances)}"
-        self._round = 0
+        self._round = 0  # this rank's own steps
+        self._served = -1  # wait-avoiding global rounds: the round that served the last step
         self._model_buffers = None  # built at the first step, once state exists
         self._sync_buffers = None
         self._forced_buffers = None
@@ -105,7 +110,8 @@ class _DistributedWagmaOptimizer(torch.optim.Optimizer):
     def _average(self):
         if self._model_buffers is None:
             self._build()
-        global_round = is_global_round(self._round, self._config.sync_period)
+        tau = self._config.sync_period
+        global_round = is_global_round(self._round, tau)
         self._round += 1
         pending = []
         for i, fb in enumerate(self._model_buffers):
@@ -116,19 +122,36 @@ class _DistributedWagmaOptimizer(torch.optim.Optimizer):
                 wire, name=f"{self._name}.model{i}", **self._knobs)))
         for fb, flat, wire, sent, handle in pending:
             ops.synchronize(handle)
+            if self._wait_avoiding_global:
+                # Each stream may be served by a later round than this step's number.
+                global_round = is_global_round(handle.round, tau)
             if sent is not None:
                 if fp16_correction_rule(global_round) == "replace":
                     flat.copy_(wire)
                 else:
                     flat.add_(wire.float() - sent.float())
             fb.unpack()
-        if global_round:
+        if self._wait_avoiding_global:
+            served = pending[0][-1].round
+            # The global rounds served, or skipped (served by the engine) since the
+            # last step: the other ranks ran their duties there.
+            global_round = global_round_between(self._served, served, tau)
+            self._served = served
+        if global_round and self._sync_buffers:
             self._average_globally(self._sync_buffers, "sync")
 
-    def _average_globally(self, buffers, tag):
-        """Exact global average through the engine (every round of these streams is
-        global: sync_period=1), bit-identical on every rank."""
+    def _average_globally(self, buffers, tag, blocking=False):
+        """Global average through the engine (every round of these streams is global:
+        sync_period=1). Blocking (or lockstep) rounds are exact and bit-identical on
+        every rank. With wait-avoiding global rounds (unless ``blocking``) they wait
+        for nobody: a rank that skipped its model's global rounds contributes its
+        published state there, no older than max_staleness of these rounds (at most
+        one per global model round, so never the binding bound)."""
         knobs = dict(self._knobs, sync_period=1)
+        if blocking:
+            knobs["global_rounds"] = "blocking"
+        elif self._wait_avoiding_global:
+            knobs["max_staleness"] = self._config.resolved_max_staleness
         handles = [(fb, ops.group_allreduce_async_(fb.pack(), name=f"{self._name}.{tag}{i}",
                                                    **knobs))
                    for i, fb in enumerate(buffers)]
@@ -145,7 +168,7 @@ class _DistributedWagmaOptimizer(torch.optim.Optimizer):
             tensors = [t for bucket in self._bucketed(self._state_averaging != "never")
                        for t in bucket] + list(self._named_buffers)
             self._forced_buffers = fuse_by_dtype(tensors)
-        self._average_globally(self._forced_buffers, "forced")
+        self._average_globally(self._forced_buffers, "forced", blocking=True)
 
     def join(self):
         """Call when this rank runs out of data: its model keeps serving the other
@@ -153,8 +176,10 @@ class _DistributedWagmaOptimizer(torch.optim.Optimizer):
         Afterwards every rank's step count is the furthest any rank reached, so
         training may continue in step."""
         last = ops.join()
-        self._round = int(_hvd.allreduce(torch.tensor(self._round), op=_hvd.Max,
-                                         name=f"{self._name}.join"))
+        if not self._wait_avoiding_global:
+            # Blocking rounds: step numbers are round numbers, so they must agree.
+            self._round = int(_hvd.allreduce(torch.tensor(self._round), op=_hvd.Max,
+                                             name=f"{self._name}.join"))
         return last
 
     # -- Horovod compatibility --------------------------------------------------------
@@ -189,7 +214,8 @@ def DistributedWagmaOptimizer(optimizer, named_parameters=None,
                               process_set=_hvd.global_process_set, *,
                               group_size=None, sync_period=10, averaging=None,
                               wait_avoiding=True, named_buffers=None,
-                              average_optimizer_state="on_sync"):
+                              average_optimizer_state="on_sync", global_rounds=None,
+                              max_staleness=None):
     """Wraps ``optimizer`` like ``hvd.DistributedOptimizer`` (same arguments, same
     order), but averages models with WAGMA instead of allreducing gradients.
 
@@ -203,6 +229,12 @@ def DistributedWagmaOptimizer(optimizer, named_parameters=None,
         every global round.
       average_optimizer_state: "never" (the paper), "on_sync" (momentum etc. averaged
         at global rounds) or "always" (averaged with the parameters every step).
+      global_rounds: "blocking" (the paper; default: init's) or "wait_avoiding": global
+        rounds wait for nobody either, so a persistently slow rank no longer sets
+        everyone's pace; it skips the rounds its engine served while it computed.
+      max_staleness: with wait-avoiding global rounds, the oldest (in rounds) a value
+        an engine contributes for its app may be; a slower rank makes the others wait
+        at that point instead (default: sync_period).
 
     Horovod arguments: ``process_set`` restricts WAGMA to that set's ranks;
     ``compression=Compression.fp16`` sends fp16 (accumulated in fp32);
@@ -215,7 +247,9 @@ def DistributedWagmaOptimizer(optimizer, named_parameters=None,
                             gradient_predivide_factor, average_optimizer_state)
     cls = type(optimizer.__class__.__name__, (optimizer.__class__,),
                dict(_DistributedWagmaOptimizer.__dict__))
+    knobs = dict(group_size=group_size, sync_period=sync_period, averaging=averaging,
+                 wait_avoiding=wait_avoiding, global_rounds=global_rounds,
+                 max_staleness=max_staleness)
     return cls(optimizer.param_groups, named_parameters, compression,
-               backward_passes_per_step, process_set, group_size, sync_period, averaging,
-               wait_avoiding, named_buffers, average_optimizer_state,
-               buckets_from_groups(groups, num_groups))
+               backward_passes_per_step, process_set, knobs, named_buffers,
+               average_optimizer_state, buckets_from_groups(groups, num_groups))

@@ -23,6 +23,16 @@ capture("again", lambda: hvd.group_allreduce(fw.zeros(shape), name="bad_shape"))
 capture("group_size", lambda: hvd.group_allreduce(fw.zeros(3), name="v1", group_size=1))
 capture("sync_period", lambda: hvd.group_allreduce(fw.zeros(3), name="v2", sync_period=0))
 capture("averaging", lambda: hvd.group_allreduce(fw.zeros(3), name="v3", averaging="median"))
+mode = "blocking" if rank == 0 else "wait_avoiding"
+capture("global_mismatch", lambda: hvd.group_allreduce(fw.zeros(3), name="bad_global",
+                                                       global_rounds=mode))
+ms = 3 if rank == 0 else 4
+capture("staleness_mismatch", lambda: hvd.group_allreduce(
+    fw.zeros(3), name="bad_staleness", global_rounds="wait_avoiding", max_staleness=ms))
+capture("global_rounds", lambda: hvd.group_allreduce(fw.zeros(3), name="v5",
+                                                     global_rounds="never"))
+capture("max_staleness", lambda: hvd.group_allreduce(
+    fw.zeros(3), name="v6", global_rounds="wait_avoiding", max_staleness=-1))
 capture("int_dtype", lambda: hvd.group_allreduce(fw.zeros(3, "int32"), name="v4"))
 # After all that, a good stream still works.
 capture("good", lambda: hvd.group_allreduce(fw.zeros(3), name="good"))

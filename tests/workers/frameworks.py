@@ -22,6 +22,12 @@ if NAME == "torch":
 
     def numpy(t):
         return t.to(torch.float64).numpy()
+
+    def group_allreduce_with_round(x, **kwargs):
+        """(result, the round that served the call) from the handle."""
+        h = hvd.group_allreduce_async(x, **kwargs)
+        y = hvd.synchronize(h)
+        return y, h.round
 elif NAME == "tensorflow":
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     import tensorflow as tf
@@ -38,6 +44,11 @@ elif NAME == "tensorflow":
 
     def numpy(t):
         return tf.cast(t, tf.float64).numpy()
+
+    def group_allreduce_with_round(x, **kwargs):
+        """(result, the round that served the call) from the op's second output."""
+        y, served = hvd.group_allreduce(x, return_round=True, **kwargs)
+        return y, int(served)
 else:
     raise ValueError(f"unknown WAGMA_TEST_FRAMEWORK {NAME!r}")
 

@@ -40,8 +40,10 @@ def make_model():
 
 out = {}
 model = make_model()
+wa_knobs = dict(global_rounds="wait_avoiding", compression=hvd.Compression.fp16) \
+    if scenario.startswith("wa_") else {}
 opt = hvd.DistributedWagmaOptimizer(tf.keras.optimizers.SGD(0.05, momentum=0.9),
-                                    group_size=2, sync_period=4)
+                                    group_size=2, sync_period=4, **wa_knobs)
 if scenario == "fit":
     model.compile(optimizer=opt, metrics=["accuracy"],
                   loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
@@ -87,4 +89,27 @@ elif scenario == "uneven":
     out["joins"] = sum(s["passive_joins"] for s in hvd.stats().values())
     opt.sync(model.variables)
     out["identical_after_sync"] = all_equal(model.variables)
+elif scenario == "wa_fit_straggler":
+    # model.fit (graph mode) with wait-avoiding global rounds and fp16 on the wire: the
+    # last rank is 4x slower and has a quarter of the batches; it skips rounds, then
+    # every rank joins and sync() makes the models identical.
+    import time
+    slow = rank == size - 1
+    x, y = data(rank, n=64 if slow else 256)
+
+    class Compute(tf.keras.callbacks.Callback):
+        def on_train_batch_begin(self, batch, logs=None):
+            time.sleep(0.04 if slow else 0.01)
+
+    model.compile(optimizer=opt,
+                  loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.fit(x, y, batch_size=32, epochs=2, verbose=0, callbacks=[Compute()])
+    out["own_steps"] = int(opt._wagma["round"].numpy())
+    out["last"] = opt.join()
+    opt.sync(model.variables)
+    out["identical_after_sync"] = all_equal(model.variables)
+    st = hvd.stats()
+    model_stream = next(k for k in st if k.endswith(".model0"))
+    out["skipped"] = st[model_stream]["rounds_skipped"]
+    out["age_max"] = st[model_stream]["contribution_age_max"]
 emit(rank, **out)

@@ -148,6 +148,65 @@ elif scenario == "hooks":
     out["has_momentum"] = all("momentum_buffer" in s for s in opt.state_dict()["state"].values())
     out["param_groups"] = len(opt.param_groups)
     out["class_name"] = type(opt).__name__
+elif scenario == "wa_lr0":
+    # lr=0: each step's input is the previous output, so wait-avoiding global rounds
+    # (with passive joins or not) must reproduce the blocking trajectory exactly.
+    traj = {}
+    for mode in ("blocking", "wait_avoiding"):
+        torch.manual_seed(rank)
+        m = Net()
+        opt = DistributedWagmaOptimizer(
+            torch.optim.SGD(m.parameters(), lr=0.0, momentum=0.9),
+            named_parameters=m.named_parameters(), group_size=2, sync_period=3,
+            named_buffers=m.named_buffers(), global_rounds=mode)
+        steps = []
+        for step in range(10):
+            comm.Barrier()
+            if rank == size - 1:
+                import time
+                time.sleep(0.003)  # the others activate: this engine joins passively
+            opt.zero_grad()
+            x, y = batch(step)
+            F.cross_entropy(m(x), y).backward()
+            opt.step()
+            steps.append(flat(m).numpy().tobytes().hex())
+        traj[mode] = steps
+        out[f"{mode}_round"] = opt._round
+    out["same_trajectory"] = traj["blocking"] == traj["wait_avoiding"]
+    out["passive_joins"] = engine_lib.stats()["passive_joins"]
+elif scenario == "wa_straggler_join":
+    # The last rank is 4x slower and has 1/4 of the data: with wait-avoiding global
+    # rounds it skips rounds, every rank ends with join() at very different step
+    # counts, and sync() makes the models identical.
+    import time
+    import horovod_wagma.torch as wagma
+    slow = rank == size - 1
+    steps = 6 if slow else 24
+    opt = DistributedWagmaOptimizer(
+        torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9),
+        named_parameters=model.named_parameters(), group_size=2, sync_period=4,
+        named_buffers=model.named_buffers(), compression=hvd.Compression.fp16,
+        global_rounds="wait_avoiding")
+    served = []
+    t0 = time.monotonic()
+    for step in range(steps):
+        time.sleep(0.04 if slow else 0.01)
+        opt.zero_grad()
+        x, y = batch(step)
+        F.cross_entropy(model(x), y).backward()
+        opt.step()
+        served.append(opt._served)
+    out["train_s"] = time.monotonic() - t0
+    out["served"] = served
+    out["own_steps"] = opt._round
+    out["last"] = opt.join()
+    opt.sync()
+    out["identical_after_sync"] = all_equal(flat(model))
+    out["bn_identical_after_sync"] = all_equal(model.bn.running_mean.detach())
+    st = wagma.stats()
+    out["skipped"] = st[f"{opt._name}.model0"]["rounds_skipped"]
+    out["sync_rounds"] = st[f"{opt._name}.sync0"]["rounds"]
+    out["age_max"] = max(v["contribution_age_max"] for v in st.values())
 elif scenario == "bad_args":
     def err(fn):
         try:
@@ -165,6 +224,11 @@ elif scenario == "bad_args":
     out["group_size"] = err(lambda: DistributedWagmaOptimizer(sgd(), group_size=1))
     out["sync_period"] = err(lambda: DistributedWagmaOptimizer(sgd(), sync_period=0))
     out["averaging"] = err(lambda: DistributedWagmaOptimizer(sgd(), averaging="mean"))
+    out["global_rounds"] = err(lambda: DistributedWagmaOptimizer(sgd(), global_rounds="async"))
+    out["max_staleness"] = err(lambda: DistributedWagmaOptimizer(
+        sgd(), global_rounds="wait_avoiding", max_staleness=0))
+    out["wa_needs_wa_groups"] = err(lambda: DistributedWagmaOptimizer(
+        sgd(), global_rounds="wait_avoiding", wait_avoiding=False))
     out["dup_names"] = err(lambda: DistributedWagmaOptimizer(
         sgd(), named_parameters=[("a", p) for p in model.parameters()]))
     out["predivide"] = err(lambda: DistributedWagmaOptimizer(sgd(), gradient_predivide_factor=2.0))

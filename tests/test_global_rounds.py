@@ -1,0 +1,97 @@
+"""Wait-avoiding global rounds (DESIGN.md §3; global_rounds="wait_avoiding").
+
+A persistently slow rank (its steps take k times as long, a sleep standing in for
+compute) no longer sets everyone's pace: the fast ranks' global rounds do not wait for
+it, its engine serves them with its published value, and its app skips the rounds
+served while it computed. No passive contribution is ever older than max_staleness
+rounds; beyond that the others wait, and a stopped rank ends in the stall error.
+Lockstep exactness against the blocking mode is in test_gossip.py (both frameworks).
+"""
+import pytest
+
+from conftest import framework_env, mpi_command, read_results  # noqa: F401
+
+P, S, TAU, ROUNDS, STEP_S = 4, 2, 5, 60, 0.01
+
+
+def run_persistent(mpi, k, mode, max_staleness=TAU, rounds=ROUNDS, step_s=STEP_S,
+                   framework="torch", np_=P, tau=TAU):
+    return mpi("global_rounds.py", np_, k, mode, max_staleness, rounds, tau, S, step_s,
+               timeout=240, env=framework_env(framework)).results
+
+
+def fast_wait(results):
+    return sum(sum(res["waits"]) for rank, res in results.items() if rank != len(results) - 1)
+
+
+CASES = [("torch", 2), ("torch", 4), ("tensorflow", 4)]
+
+
+@pytest.mark.parametrize("framework,k", CASES)
+def test_fast_ranks_do_not_wait_for_a_persistent_straggler(mpi, framework, k):
+    blocking = run_persistent(mpi, k, "blocking", framework=framework)
+    wa = run_persistent(mpi, k, "wait_avoiding", framework=framework)
+    slow = P - 1
+    # Blocking: every call is served by its own round; the fast ranks wait at every
+    # global round for the slow one, about (k - 1) / k of the time.
+    for res in blocking.values():
+        assert res["served"] == list(range(ROUNDS))
+        assert res["stream"]["rounds_skipped"] == 0
+    blocked = fast_wait(blocking)
+    assert blocked > 0.3 * (P - 1) * ROUNDS * STEP_S * (k - 1), blocked
+    # Wait-avoiding: the fast ranks' total wait is a small fraction of that.
+    assert fast_wait(wa) < 0.25 * blocked, (fast_wait(wa), blocked)
+    # The slow rank's app skipped rounds: fewer calls, each served by a later round.
+    s = wa[slow]
+    assert len(s["served"]) < 0.8 * ROUNDS, len(s["served"])
+    assert s["served"] == sorted(set(s["served"])) and s["served"][-1] == ROUNDS - 1
+    assert s["stream"]["rounds_skipped"] == ROUNDS - len(s["served"])
+    assert s["stream"]["passive_joins"] > 0
+    for res in wa.values():
+        # No passive contribution older than max_staleness (= sync_period here).
+        assert res["stream"]["contribution_age_max"] <= TAU, res["stream"]
+        assert all(0 < int(a) <= TAU for a in res["stream"]["contribution_age_histogram"])
+        assert res["held"] <= TAU + 2, res["held"]
+
+
+def test_a_rank_slower_than_max_staleness_allows_is_waited_for(mpi):
+    """max_staleness=1 with a 4x slower rank: its engine may serve only the round right
+    after its app's last one, so the others wait for its app instead of using an
+    older value."""
+    res = run_persistent(mpi, 4, "wait_avoiding", max_staleness=1)
+    for r in res.values():
+        assert r["stream"]["contribution_age_max"] <= 1, r["stream"]
+    assert res[P - 1]["stream"]["rounds_skipped"] > 0
+    assert res[P - 1]["stream"]["staleness_waits"] > 0  # rounds it left to its app
+    # The fast ranks spent a large share of their time waiting for the slow app.
+    for rank in range(P - 1):
+        assert sum(res[rank]["waits"]) > 0.25 * res[rank]["seconds"], res[rank]
+
+
+def test_held_results_stay_bounded_over_thousands_of_rounds(mpi):
+    """3,000 rounds with a persistent 3x straggler (1 ms steps against 3 ms): the engine
+    never holds more than max_staleness + 2 rounds of a stream."""
+    rounds, m = 3000, 8
+    res = run_persistent(mpi, 3, "wait_avoiding", max_staleness=m, rounds=rounds,
+                         step_s=0.001, np_=3, tau=10)
+    assert res[2]["stream"]["rounds_skipped"] > rounds // 4
+    for r in res.values():
+        assert r["held"] <= m + 2, r["held"]
+        assert r["stream"]["contribution_age_max"] <= m
+
+
+def test_stopped_rank_ends_in_the_stall_error(mpi):
+    env = {"WAGMA_STALL_WARNING_S": "1", "WAGMA_STALL_TIMEOUT_S": "3"}
+    m = 3
+    run = mpi("stopped_rank_wa.py", 3, m, timeout=180, env=env)
+    for rank in (0, 1):
+        res = run.results[rank]
+        assert res["error"] is not None and "stalled" in res["error"], res
+        assert "WAGMA_STALL_TIMEOUT_S" in res["error"]
+        # The stopped rank's app last entered round 4; its engine may serve rounds up
+        # to 4 + m. Global round 9 needs it with a value 5 rounds old: nobody passes it.
+        assert max(res["served"]) < 9, res["served"]
+        assert res["stream"]["contribution_age_max"] <= m
+    stopped = run.results[2]["stream"]
+    assert 0 < stopped["passive_joins"] and stopped["contribution_age_max"] <= m, stopped
+    assert stopped["staleness_waits"] > 0, stopped

@@ -1,0 +1,43 @@
+"""A rank that stops calling a stream with wait-avoiding global rounds: its engine
+serves at most MAX_STALENESS rounds for it, then the others wait for its app and,
+with WAGMA_STALL_TIMEOUT_S set, fail with the stall error naming it. The stopped
+rank sleeps until the others are done (results written), then leaves.
+
+Usage: stopped_rank_wa.py MAX_STALENESS"""
+import glob
+import os
+import sys
+import time
+
+import frameworks as fw
+from common import emit
+
+hvd = fw.hvd
+max_staleness = int(sys.argv[1])
+hvd.init(group_size=2, sync_period=5, global_rounds="wait_avoiding",
+         max_staleness=max_staleness)
+rank, size = hvd.rank(), hvd.size()
+stopped = size - 1
+x = fw.tensor([float(rank)] * 8, "float32")
+for r in range(5):
+    x = hvd.group_allreduce(x, name="w")
+if rank == stopped:
+    results = os.environ["WAGMA_TEST_RESULTS"]
+    deadline = time.monotonic() + 120
+    while len(glob.glob(os.path.join(results, "rank*.json"))) < size - 1 \
+            and time.monotonic() < deadline:
+        time.sleep(0.2)
+    emit(rank, stream=hvd.stats("w"))
+else:
+    served, error = [], None
+    t0 = time.monotonic()
+    try:
+        for r in range(5 + 10 * max_staleness):
+            h = hvd.group_allreduce_async(x, name="w")
+            x = hvd.synchronize(h)
+            served.append(h.round)
+            t0 = time.monotonic()
+    except Exception as e:  # noqa: BLE001 - the test checks the text
+        error = f"{type(e).__name__}: {e}"
+    emit(rank, error=error, served=served, seconds=time.monotonic() - t0,
+         stream=hvd.stats("w"))
