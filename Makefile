@@ -32,9 +32,8 @@ demo-op: install
 bench: install
 	$(PY) bench/op_bench.py
 	$(PY) bench/idle_cpu.py
-	$(PY) bench/imbalance.py
+	bash bench/imbalance_matrix.sh
 	$(PY) bench/time_to_accuracy.py
-	$(PY) bench/keras_imbalance.py
 
 # The averaging kernel alone, single-threaded (no MPI traffic).
 bench-kernel: install
