@@ -31,6 +31,8 @@ def test_op_on_disjoint_process_sets(mpi):
     run = mpi("process_set_op.py", 6, timeout=120)
     for rank, res in run.results.items():
         assert res["max_err"] < 1e-12, (rank, res)
+        # global_rounds="wait_avoiding" over a process set: global = the set's ranks.
+        assert res["max_err_wa"] < 1e-12 and res["served_wa"] == list(range(9)), res
         if rank % 2:
             assert "not in process_set" in res["outsider"]
         else:

@@ -75,6 +75,7 @@ std::string Engine::Start() {
       "HOROVOD_WAGMA_PAIR_SCATTER_BYTES", static_cast<double>(thresholds_.pair_scatter_bytes)));
   shutdown_timeout_s_ = EnvDouble("HOROVOD_WAGMA_SHUTDOWN_TIMEOUT", 30.0);
   spin_us_ = static_cast<int64_t>(EnvDouble("HOROVOD_WAGMA_SPIN_US", 200));
+  idle_sleep_us_ = static_cast<int64_t>(EnvDouble("HOROVOD_WAGMA_IDLE_SLEEP_US", 1000));
   caller_progress_us_ =
       static_cast<int64_t>(EnvDouble("HOROVOD_WAGMA_CALLER_PROGRESS_US", 0));
   stalls_ = std::make_unique<StallInspector>(StallSettings::FromEnv());
@@ -342,7 +343,8 @@ void Engine::Loop() {
       std::this_thread::yield();
       continue;
     }
-    const int64_t cap_us = busy ? 200 : (idle_us > 2000000 ? 4000 : 1000);
+    const int64_t cap_us =
+        busy ? 200 : (idle_us > 2000000 ? std::max<int64_t>(4000, idle_sleep_us_) : idle_sleep_us_);
     const int64_t sleep_us = std::max<int64_t>(20, std::min<int64_t>(cap_us, idle_us / 4));
     {
       std::lock_guard<std::mutex> lock(stats_mu_);

@@ -179,6 +179,9 @@ class Engine {
   ReductionThresholds thresholds_;
   double shutdown_timeout_s_ = 30.0;
   int64_t spin_us_ = 200;  // after activity, poll this long before sleeping
+  // Longest sleep between polls while rounds come and go (HOROVOD_WAGMA_IDLE_SLEEP_US):
+  // an activation that arrives meanwhile waits up to this long for a passive join.
+  int64_t idle_sleep_us_ = 1000;
   // How long a waiting app thread drives progress itself before it sleeps
   // (HOROVOD_WAGMA_CALLER_PROGRESS_US; 0 leaves all progress to the engine thread).
   int64_t caller_progress_us_ = 0;
