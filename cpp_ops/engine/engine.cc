@@ -472,13 +472,8 @@ bool Engine::JoinActivatedRounds() {
     Stream& s = kv.second;
     while (!s.activations.empty()) {
       const int64_t round = *s.activations.begin();
-      auto existing = s.rounds.find(round);
-      const bool joined = existing != s.rounds.end()
-                              ? existing->second.joined
-                              // Collected (the app entered it after the activation
-                              // came, and it completed since) or dropped.
-                              : round < s.next_app_round || s.dropped.count(round) > 0;
-      if (joined || (leaving_ && round > s.last_joined_round)) {
+      // Joined since the activation came (the app may even have collected it).
+      if (s.Joined(round) || (leaving_ && round > s.last_joined_round)) {
         // Joined already, or beyond the rounds this rank's goodbye promised to serve.
         s.activations.erase(s.activations.begin());
         continue;
@@ -712,11 +707,7 @@ void Engine::OnActivate(int source, int stream_id, int64_t round, const std::str
     return;
   }
   if (s.FailedAt(round)) return;
-  auto r = s.rounds.find(round);
-  if (r != s.rounds.end() ? r->second.joined
-                          : round < s.next_app_round || s.dropped.count(round)) {
-    return;  // joined already; rounds collected or dropped are forgotten
-  }
+  if (s.Joined(round)) return;  // rounds collected or dropped are forgotten
   s.activations.insert(round);
 }
 

@@ -104,6 +104,14 @@ struct Stream {
                                      *dropped.rbegin() - static_cast<int64_t>(keep));
     while (dropped.size() > keep && *dropped.begin() < horizon) dropped.erase(dropped.begin());
   }
+  // Whether this rank has joined round `round`: in progress here, or gone from
+  // `rounds` because the app collected it or it was dropped. An activation for such
+  // a round must not start it again.
+  bool Joined(int64_t round) const {
+    auto it = rounds.find(round);
+    if (it != rounds.end()) return it->second.joined;
+    return round < next_app_round || dropped.count(round) > 0;
+  }
   // Whether round `round` was joined by this rank's engine without the app (held, in
   // flight or dropped): a lagging app may skip it.
   bool ServedPassively(int64_t round) const {

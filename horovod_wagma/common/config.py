@@ -104,6 +104,11 @@ class WagmaConfig:
             raise TypeError(f"unknown WAGMA knobs: {sorted(unknown)}")
         return dataclasses.replace(self, **changes) if changes else self
 
+    def knobs(self):
+        """The knobs as keyword arguments of the ops (for streams built from this
+        configuration, e.g. an optimizer's)."""
+        return dataclasses.asdict(self)
+
     @property
     def resolved_max_staleness(self):
         return self.sync_period if self.max_staleness is None else self.max_staleness

@@ -127,8 +127,5 @@ def DistributedWagmaOptimizer(optimizer, name=None, device_dense="", device_spar
         wait_avoiding_global=config.global_rounds == "wait_avoiding",
         fp16=compression is Compression.fp16,
         plan=buckets_from_groups(groups, num_groups),
-        knobs=dict(group_size=group_size, sync_period=config.sync_period,
-                   averaging=config.averaging, wait_avoiding=config.wait_avoiding,
-                   global_rounds=config.global_rounds, max_staleness=config.max_staleness,
-                   process_set=process_set))
+        knobs=dict(config.knobs(), process_set=process_set))
     return wrapped

@@ -42,7 +42,7 @@ class _DistributedWagmaOptimizer(torch.optim.Optimizer):
         self._fp16_wire = compression is _hvd.Compression.fp16
         self._process_set = process_set
         self._config, _, _ = ops._basics.stream_config(process_set, **knobs)
-        self._knobs = dict(knobs, process_set=process_set)
+        self._knobs = dict(self._config.knobs(), process_set=process_set)
         self._wait_avoiding_global = self._config.global_rounds == "wait_avoiding"
         self._named_buffers = [b for _, b in named_buffers or []
                                if torch.is_floating_point(b)]
@@ -111,6 +111,7 @@ class _DistributedWagmaOptimizer(torch.optim.Optimizer):
         if self._model_buffers is None:
             self._build()
         tau = self._config.sync_period
+        # Blocking global rounds serve each step by its own round number.
         global_round = is_global_round(self._round, tau)
         self._round += 1
         pending = []
@@ -122,11 +123,11 @@ class _DistributedWagmaOptimizer(torch.optim.Optimizer):
                 wire, name=f"{self._name}.model{i}", **self._knobs)))
         for fb, flat, wire, sent, handle in pending:
             ops.synchronize(handle)
-            if self._wait_avoiding_global:
-                # Each stream may be served by a later round than this step's number.
-                global_round = is_global_round(handle.round, tau)
             if sent is not None:
-                if fp16_correction_rule(global_round) == "replace":
+                # Wait-avoiding global rounds may serve a stream by a later round.
+                served_global = is_global_round(handle.round, tau) \
+                    if self._wait_avoiding_global else global_round
+                if fp16_correction_rule(served_global) == "replace":
                     flat.copy_(wire)
                 else:
                     flat.add_(wire.float() - sent.float())
