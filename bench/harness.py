@@ -159,22 +159,7 @@ def parse_args(bench, description, argv=None):
                         "of --sync-period (default 200)")
     p.add_argument("--sync-period", type=int, default=10,
                    help="tau: global average every tau steps (default 10)")
-    p.add_argument("--pattern", choices=("random", "persistent"), default="random",
-                   help="random: --num-delayed ranks drawn per step sleep --delay more; "
-                        "persistent: ranks 0..K-1 always take --slow-factor x "
-                        "--step-time (default random)")
-    p.add_argument("--step-time", type=float, default=0.010,
-                   help="seconds of simulated compute per step (default 0.010)")
-    p.add_argument("--delay", type=float, default=0.040,
-                   help="random: extra seconds slept by each delayed rank (default 0.040)")
-    p.add_argument("--num-delayed", type=int, default=2,
-                   help="random: ranks delayed at every step (default 2)")
-    p.add_argument("--seed", type=int, default=0, help="random: seed of the schedule")
-    p.add_argument("--slow-ranks", default="1",
-                   help="persistent: number K of slow ranks (ranks 0..K-1), or 'half' "
-                        "for P/2 (default 1)")
-    p.add_argument("--slow-factor", type=float, default=2.0,
-                   help="persistent: slow ranks' step time over --step-time (default 2)")
+    add_pattern_args(p)
     p.add_argument("--window", type=float, default=None,
                    help="seconds of wagma_wa's wall-time window (default: the blocking "
                         "wagma method's wall time for --steps steps in the same trial)")
@@ -206,17 +191,47 @@ def parse_args(bench, description, argv=None):
                 "--methods or give --window")
     if args.sync_period < 2 or args.steps < 1 or args.trials < 1:
         p.error("need --sync-period >= 2, --steps >= 1, --trials >= 1")
-    if args.step_time <= 0 or args.delay < 0 or args.num_delayed < 0:
-        p.error("need --step-time > 0, --delay >= 0, --num-delayed >= 0")
-    if args.slow_factor <= 0 or (args.window is not None and args.window <= 0):
-        p.error("need --slow-factor > 0 and --window > 0")
-    if args.slow_ranks != "half" and not (args.slow_ranks.isdigit()):
-        p.error("--slow-ranks takes a number or 'half'")
+    check_pattern_args(p, args)
+    if args.window is not None and args.window <= 0:
+        p.error("need --window > 0")
     args.steps = -(-args.steps // args.sync_period) * args.sync_period
     return args
 
 
 # -- patterns and ideals --------------------------------------------------------------
+def add_pattern_args(p, one_pattern=True):
+    """The imbalance pattern's options (see the module docstring), shared by every
+    benchmark that injects imbalance. ``one_pattern=False``: the benchmark runs
+    several patterns and seeds itself (no ``--pattern``, ``--seed``)."""
+    if one_pattern:
+        p.add_argument("--pattern", choices=("random", "persistent"), default="random",
+                       help="random: --num-delayed ranks drawn per step sleep --delay "
+                            "more; persistent: ranks 0..K-1 always take --slow-factor x "
+                            "--step-time (default random)")
+        p.add_argument("--seed", type=int, default=0,
+                       help="random: seed of the schedule")
+    p.add_argument("--step-time", type=float, default=0.010,
+                   help="seconds of simulated compute per step (default 0.010)")
+    p.add_argument("--delay", type=float, default=0.040,
+                   help="random: extra seconds slept by each delayed rank (default 0.040)")
+    p.add_argument("--num-delayed", type=int, default=2,
+                   help="random: ranks delayed at every step (default 2)")
+    p.add_argument("--slow-ranks", default="1",
+                   help="persistent: number K of slow ranks (ranks 0..K-1), or 'half' "
+                        "for P/2 (default 1)")
+    p.add_argument("--slow-factor", type=float, default=2.0,
+                   help="persistent: slow ranks' step time over --step-time (default 2)")
+
+
+def check_pattern_args(p, args):
+    if args.step_time <= 0 or args.delay < 0 or args.num_delayed < 0:
+        p.error("need --step-time > 0, --delay >= 0, --num-delayed >= 0")
+    if args.slow_factor <= 0:
+        p.error("need --slow-factor > 0")
+    if args.slow_ranks != "half" and not (args.slow_ranks.isdigit()):
+        p.error("--slow-ranks takes a number or 'half'")
+
+
 def slow_ranks(args, P):
     """K, the number of persistently slow ranks (ranks 0..K-1)."""
     return P // 2 if args.slow_ranks == "half" else min(int(args.slow_ranks), P)
@@ -266,8 +281,31 @@ def describe_pattern(args, P):
         who = "no rank takes" if k == 0 else "rank 0 takes" if k == 1 else \
             f"ranks 0..{k - 1} take"
         return f"persistent: {who} {args.slow_factor:g}x the {ms:g} ms step"
+    seed = f" (seed {args.seed})" if hasattr(args, "seed") else ""
     return (f"random: {ms:g} ms step + {1e3 * args.delay:g} ms on {args.num_delayed} "
-            f"ranks/step (seed {args.seed})")
+            f"ranks/step{seed}")
+
+
+# -- launching ------------------------------------------------------------------------
+def init_gloo(comm):
+    """torch.distributed with gloo on 127.0.0.1 over the MPI job's ranks, at a free
+    port chosen by rank 0 (for PyTorch's model averagers)."""
+    import socket
+    import torch.distributed as dist
+    if dist.is_initialized():
+        return
+    rank, size = comm.Get_rank(), comm.Get_size()
+    port = None
+    if rank == 0:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+    port = comm.bcast(port, root=0)
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
+                      RANK=str(rank), WORLD_SIZE=str(size))
+    os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
+    dist.init_process_group(backend="gloo", init_method="env://", rank=rank,
+                            world_size=size)
 
 
 # -- the timed window -----------------------------------------------------------------

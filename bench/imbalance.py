@@ -56,28 +56,9 @@ bench/results/imbalance_<pattern>_P{P}.json and .png (by default).
 """
 # bench/ is sys.path[0] when a benchmark runs as a script.
 import harness  # noqa: E402
-import os
-import socket
 import time
 
 IN_FEATURES, HIDDEN, CLASSES = 128, 512, 10   # 71,178 parameters, ~285 KB
-
-
-def init_gloo(comm, rank, size):
-    """torch.distributed with gloo on 127.0.0.1, at a free port chosen by rank 0."""
-    import torch.distributed as dist
-    if dist.is_initialized():
-        return
-    port = None
-    if rank == 0:
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-    port = comm.bcast(port, root=0)
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
-                      RANK=str(rank), WORLD_SIZE=str(size))
-    dist.init_process_group(backend="gloo", init_method="env://", rank=rank,
-                            world_size=size)
 
 
 class Method:
@@ -141,7 +122,7 @@ class TorchImbalance(harness.Benchmark):
         hvd.init()
         self.hvd, self.torch, self.rank = hvd, torch, comm.Get_rank()
         if "localsgd" in args.methods:
-            init_gloo(comm, self.rank, comm.Get_size())
+            harness.init_gloo(comm)
         nparams = (IN_FEATURES + 1) * HIDDEN + (HIDDEN + 1) * CLASSES
         return f"MLP {nparams} params ({nparams * 4 / 1024:.0f} KB)"
 

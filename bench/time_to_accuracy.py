@@ -1,91 +1,77 @@
 #!/usr/bin/env python
-"""Time to a target accuracy under injected load imbalance: Horovod vs local SGD vs WAGMA.
+"""Time to accuracy, as a matrix: tasks x data x imbalance patterns x methods x seeds.
 
-Why
----
-Local SGD waits only at its periodic global average, so its steps/s under imbalance is
-as high as WAGMA's. WAGMA's case is that it also mixes models (in groups) at every
-step, so it should need fewer steps to reach the same accuracy. Wall time to a target
-accuracy is the fair verdict.
+The product's verdict: does a user of WAGMA reach the same accuracy sooner than with
+Horovod or local SGD, on ranks of uneven speed? Every case (task, data, pattern) runs
+every method (bench/tta_methods.py) on every seed, side by side in one launch; the
+order of the methods is reversed from one seed to the next so slow drift of the host's
+background load does not favour one method.
 
-Task
-----
-A generated 10-class problem in 64 dimensions (no downloads): every class is a mixture
-of 3 Gaussian clusters (random centres, unit scale) with heavy isotropic noise
-(sigma 2.2), so it is neither linearly separable nor solved at once. A 64-128-128-10
-ReLU MLP trained with Horovod's synchronous SGD plateaus at ~88% test accuracy after a
-few hundred steps. 50,000 training and 20,000 held-out samples, the same on every rank.
+Cases
+-----
+* tasks (bench/tasks.py): ``mlp`` (Gaussian mixture), ``cnn`` (scikit-learn digits),
+  ``gru`` (variable-length sequences: a batch's compute grows with its padded length).
+  Each has a target accuracy fixed in advance.
+* data: ``iid``, or ``noniid`` (80% of each rank's batch from its 2 home classes).
+* patterns (bench/harness.py; a sleep stands in for accelerator compute, scaled by the
+  task's ``compute_scale`` of the batch): ``random`` (the paper's: every step
+  ``--step-time``, ``--num-delayed`` ranks drawn per step sleep ``--delay`` more) and
+  ``persistent`` (rank 0 always takes ``--slow-factor`` x the step).
+* seeds: each seed changes the data, the initial model (the same on every rank), the
+  batches and the imbalance schedule; every method of a seed gets the same ones.
 
-Data per rank (per-rank batch ``--batch``, drawn with replacement):
-* ``iid``: uniformly from the whole training set;
-* ``noniid``: 80% (``--home-fraction``) of each batch from this rank's 2 "home"
-  classes (3 when P < 5), the rest from the other classes. Home classes are spread evenly over the ranks.
+The clock and the accuracy
+--------------------------
+After a barrier every rank trains for ``--budget`` seconds of wall time. Lockstep
+methods check the budget only where they synchronise anyway (an MPI allreduce of "past
+the budget?"), so all ranks stop after the same step; wait-avoiding global rounds stop
+each rank at its own deadline and then ``join()``. Nothing stops the clock: every
+``--interval`` seconds each rank keeps a copy of its model *as it was at that moment*
+(the model before the step under way). After the run, outside the clock, the copies
+are averaged over the ranks and the held-out accuracy of each averaged model is
+measured. That is the model a user gets by averaging (``sync()``) at that time; for
+Horovod all copies are equal. Time to target = the first snapshot time whose accuracy
+reaches the task's target (resolution ``--interval``); "inf" when never reached.
 
-Imbalance (as in the throughput benchmark): before every forward pass each rank sleeps
-``--compute-ms`` (10 ms) of "compute"; ``--delayed`` ranks (2 for P >= 8, else 1) chosen
-per step by a seed every rank shares sleep ``--delay-ms`` (40 ms) more.
-
-Methods (``--configs``), all SGD with momentum 0.9, the same learning rate, the same
-initial model (seeded, then ``hvd.broadcast_parameters`` from rank 0), the same batches
-and the same straggler schedule:
-* ``horovod``: ``hvd.DistributedOptimizer`` (gradient allreduce every step);
-* ``localsgd``: local steps, then PyTorch's ``PeriodicModelAverager(period=
-  sync_period, warmup_steps=0)`` on a gloo process group started in the same launch;
-* ``wagma-<rule>-<state>``: ``DistributedWagmaOptimizer(sync_period=10,
-  averaging=<rule>, average_optimizer_state=<state>)`` for rule in {fresh, paper} and
-  state in {never, on_sync, always}.
-
-Evaluation and clock
---------------------
-The held-out accuracy is that of the *averaged* model, taken only where every method's
-models are already identical, so evaluating never changes training: Horovod every
-``sync_period`` steps; WAGMA right after each global round (steps 10, 20, ...); local
-SGD right after each periodic average (steps 11, 21, ...; the averager's first average
-is at step 1), plus its last step. At such a point every rank stops its clock, the
-parameters are allreduced (mpi4py; for local SGD's last point this *is* the average;
-elsewhere it only checks that the models agree), rank 0 evaluates, and everyone meets
-at a barrier before the clock restarts. That costs the same for every method and none
-of it is counted. The wall time of a point is rank 0's accumulated training time.
-
-Targets (from the issue): target accuracy = Horovod's final accuracy - 0.5 points,
-where "final" is the mean of the last ``--final-window`` evaluations (default 3, i.e.
-the last 30 steps, which damps evaluation noise; 1 = the last point only). The time to
-target is the wall time of the first evaluation at or above it. WAGMA should need
-<= 0.7x Horovod's time and <= 0.8x local SGD's.
+Report
+------
+Per case: for every method the median time to target over the seeds with its range,
+how many seeds reached it, the ratios to Horovod and to the best local-SGD baseline
+(the member of {localsgd, hier, diloco} with the lowest median time in that case), each
+computed per seed and reported as median [min-max], steps/s (median over ranks of each
+rank's steps per second, median over seeds) and the final accuracy (mean of the last 3
+snapshots). Then a summary table: one row per case, the ratios of each WAGMA variant,
+and the verdict of the issue's targets for ``wagma`` (the library's defaults): random
+imbalance <= 0.7x Horovod and <= 0.8x the best local-SGD baseline; persistent <= 0.7x
+Horovod. Outputs (rank 0): bench/results/time_to_accuracy.json (every curve) and an
+accuracy-against-wall-time PNG of one case (``--plot-case``).
 
 Run
 ---
-    python bench/time_to_accuracy.py [--np 8] [--steps 500] [--data both]
-        [--configs horovod,localsgd,wagma-fresh-never,...] [--json PATH]
+    python bench/time_to_accuracy.py [--np 8] [--tasks mlp,cnn,gru] [--data iid,noniid]
+        [--patterns random,persistent] [--seeds 3] [--budget 12]
+        [--methods horovod localsgd hier diloco wagma 'wagma:rule=local' ...]
 
-Run directly, the script re-launches itself under ``mpirun -np NP --oversubscribe`` with
-the environment this machine needs (DESIGN.md section 5). Every configuration runs in
-the same launch, one after the other; numbers from a loaded 2-core host are noisy, so
-compare rows of one run only. Outputs go to bench/results/: the JSON (all curves) and
-time_to_accuracy_{iid,noniid}.png (accuracy against wall time).
+Run directly, the script re-launches itself under ``mpirun --oversubscribe``.
 """
 # bench/ is sys.path[0] when a benchmark runs as a script.
-from mpi_launch import relaunch_under_mpirun  # noqa: E402
-import argparse
+import argparse  # noqa: E402
 import json
 import math
 import os
-import socket
-import sys
+import statistics
 import time
 
-RULES = ("fresh", "paper", "local")
-STATES = ("never", "on_sync", "always")
-ALL_CONFIGS = ["horovod", "localsgd"] + [f"wagma-{r}-{s}" for r in RULES for s in STATES]
-DATA_MODES = ("iid", "noniid")
-RESULTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+import harness
+import tasks as task_lib
+import tta_methods
+from mpi_launch import relaunch_under_mpirun
 
-# The task (see the module docstring).
-NUM_CLASSES, DIM, CLUSTERS, NOISE = 10, 64, 3, 2.2
-N_TRAIN, N_TEST = 50000, 20000
-HOME_FRACTION = 0.8  # default of --home-fraction
-# Verdict thresholds from the issue.
-TARGET_VS_HOROVOD, TARGET_VS_LOCALSGD = 0.7, 0.8
+DEFAULT_METHODS = ["horovod", "localsgd", "hier", "diloco", "wagma"]
+TARGET_VS_HOROVOD, TARGET_VS_LOCAL = 0.7, 0.8
+# Seconds of training per run: Horovod, whose step lasts the slowest rank's (50 ms
+# random, 20 ms persistent), needs ~200-280 steps to reach the targets (bench/tasks.py).
+BUDGET = {"random": 16.0, "persistent": 8.0}
 
 
 # -- command line ---------------------------------------------------------------------
@@ -93,454 +79,407 @@ def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--np", type=int, default=8,
                    help="ranks when the script launches mpirun itself (default 8)")
-    p.add_argument("--steps", type=int, default=500,
-                   help="training steps per run, a multiple of --sync-period (default 500)")
-    p.add_argument("--data", choices=("iid", "noniid", "both"), default="both")
-    p.add_argument("--configs", default=",".join(ALL_CONFIGS),
-                   help="comma-separated subset of %(default)s (horovod is always run: "
-                        "it defines the target)")
+    p.add_argument("--tasks", default="mlp,cnn,gru",
+                   help=f"comma-separated subset of {','.join(task_lib.TASKS)}")
+    p.add_argument("--data", default="iid,noniid", help="iid, noniid or both (comma)")
+    p.add_argument("--patterns", default="random,persistent",
+                   help="random, persistent or both (comma)")
+    p.add_argument("--methods", nargs="+", default=DEFAULT_METHODS,
+                   help="method specs (bench/tta_methods.py); horovod is always run")
+    p.add_argument("--seeds", type=int, default=3, help="seeds 0..N-1 (default 3)")
+    p.add_argument("--first-seed", type=int, default=0)
+    p.add_argument("--budget", type=float, default=None,
+                   help="seconds of training per run (default: random "
+                        f"{BUDGET['random']:g}, persistent {BUDGET['persistent']:g}: about "
+                        "320 of Horovod's steps with the default pattern options)")
+    p.add_argument("--interval", type=float, default=0.25,
+                   help="seconds between model snapshots (default 0.25)")
+    p.add_argument("--tau", type=int, default=10,
+                   help="period of the local-SGD baselines and of Horovod's budget "
+                        "checks (default 10; WAGMA's own default applies to wagma)")
+    harness.add_pattern_args(p, one_pattern=False)
     p.add_argument("--json", metavar="PATH",
-                   default=os.path.join(RESULTS_DIR, "time_to_accuracy.json"),
-                   help="where to write all results (default bench/results/"
-                        "time_to_accuracy.json)")
-    p.add_argument("--plot-dir", default=RESULTS_DIR,
-                   help="where the PNGs go (default bench/results)")
-    p.add_argument("--sync-period", type=int, default=10,
-                   help="WAGMA tau, local SGD period and evaluation interval (default 10)")
-    p.add_argument("--home-fraction", type=float, default=HOME_FRACTION,
-                   help="non-IID: share of each batch from the rank's home classes "
-                        f"(default {HOME_FRACTION}; 1.0 = home classes only)")
-    p.add_argument("--lr", type=float, default=0.05)
-    p.add_argument("--momentum", type=float, default=0.9)
-    p.add_argument("--batch", type=int, default=32, help="per-rank batch (default 32)")
-    p.add_argument("--compute-ms", type=float, default=10.0)
-    p.add_argument("--delay-ms", type=float, default=40.0)
-    p.add_argument("--delayed", type=int, default=None,
-                   help="ranks delayed per step (default 2 for P >= 8, else 1)")
-    p.add_argument("--final-window", type=int, default=3,
-                   help="evaluations averaged into a run's final accuracy (default 3)")
-    p.add_argument("--target-gap", type=float, default=0.5,
-                   help="target = Horovod's final accuracy minus this many points")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--timeout", type=int, default=1500,
+                   default=os.path.join(harness.RESULTS_DIR, "time_to_accuracy.json"))
+    p.add_argument("--plot", metavar="PATH",
+                   default=os.path.join(harness.RESULTS_DIR, "time_to_accuracy.png"))
+    p.add_argument("--plot-case", default=None,
+                   help="task/data/pattern of the plotted case (default: the first)")
+    p.add_argument("--timeout", type=int, default=3600,
                    help="seconds before the self-launched mpirun kills the job")
     args = p.parse_args(argv)
-    configs = [c.strip() for c in args.configs.split(",") if c.strip()]
-    unknown = sorted(set(configs) - set(ALL_CONFIGS))
-    if unknown:
-        p.error(f"unknown configs {unknown}; choose from {','.join(ALL_CONFIGS)}")
-    args.configs = [c for c in ALL_CONFIGS if c in configs or c == "horovod"]
-    if args.steps < args.sync_period or args.steps % args.sync_period:
-        p.error("--steps must be a positive multiple of --sync-period")
-    if args.final_window < 1:
-        p.error("--final-window must be >= 1")
-    args.data = list(DATA_MODES) if args.data == "both" else [args.data]
+    harness.check_pattern_args(p, args)
+    args.tasks = _choices(p, "--tasks", args.tasks, task_lib.TASKS)
+    args.data = _choices(p, "--data", args.data, ("iid", "noniid"))
+    args.patterns = _choices(p, "--patterns", args.patterns, ("random", "persistent"))
+    for spec in args.methods:
+        try:
+            tta_methods.parse_spec(spec)
+        except ValueError as e:
+            p.error(str(e))
+    args.methods = ["horovod"] + [m for m in dict.fromkeys(args.methods) if m != "horovod"]
+    if args.seeds < 1 or args.interval <= 0 or (args.budget is not None and args.budget <= 0):
+        p.error("need --seeds >= 1, --interval > 0, --budget > 0")
     return args
 
 
-# -- task, model, data streams --------------------------------------------------------
-def make_task(seed):
-    """(x_train, y_train, x_test, y_test), identical on every rank."""
-    import numpy as np
-    import torch
-    g = np.random.default_rng((seed, 1))
-    centres = g.standard_normal((NUM_CLASSES * CLUSTERS, DIM))
-
-    def draw(n):
-        y = g.integers(0, NUM_CLASSES, n)
-        k = g.integers(0, CLUSTERS, n)
-        x = centres[y * CLUSTERS + k] + NOISE * g.standard_normal((n, DIM))
-        return torch.tensor(x, dtype=torch.float32), torch.tensor(y)
-    return draw(N_TRAIN) + draw(N_TEST)
+def _choices(p, flag, text, allowed):
+    chosen = [c.strip() for c in text.split(",") if c.strip()]
+    bad = [c for c in chosen if c not in allowed]
+    if bad or not chosen:
+        p.error(f"{flag}: choose from {','.join(allowed)}, got {text!r}")
+    return chosen
 
 
-def make_model(seed):
-    import torch
-    import torch.nn as nn
-    torch.manual_seed(seed)
-    return nn.Sequential(nn.Linear(DIM, 128), nn.ReLU(), nn.Linear(128, 128), nn.ReLU(),
-                         nn.Linear(128, NUM_CLASSES))
+def pattern_args(args, pattern):
+    """The harness's pattern options for one pattern of the matrix."""
+    return argparse.Namespace(**dict(vars(args), pattern=pattern))
 
 
-def home_classes(rank, size):
-    """This rank's classes for non-IID data: consecutive, starts spread evenly."""
-    n_home = 2 if 2 * size >= NUM_CLASSES else 3
-    start = rank * NUM_CLASSES // size
-    return sorted({(start + j) % NUM_CLASSES for j in range(n_home)})
+# -- one run ----------------------------------------------------------------------------
+class Snapshots:
+    """Copies of the model at times interval, 2 interval, ..., budget (and 0): at the
+    end of each step, every slot time the step spanned gets the model from before the
+    step, which is the model the rank had at that time."""
 
-
-def batch_indices(mode, y_train, rank, size, steps, batch, seed, home_fraction):
-    """(steps, batch) training indices of this rank: the same for every method."""
-    import numpy as np
-    import torch
-    g = np.random.default_rng((seed, 2, rank, DATA_MODES.index(mode)))
-    if mode == "iid":
-        idx = g.integers(0, len(y_train), (steps, batch))
-    else:
-        y = y_train.numpy()
-        home = np.isin(y, home_classes(rank, size))
-        home_pool, other_pool = np.flatnonzero(home), np.flatnonzero(~home)
-        from_home = g.random((steps, batch)) < home_fraction
-        idx = np.where(from_home,
-                       home_pool[g.integers(0, len(home_pool), (steps, batch))],
-                       other_pool[g.integers(0, len(other_pool), (steps, batch))])
-    return torch.from_numpy(idx)
-
-
-def straggler_schedule(size, steps, n_delayed, seed):
-    """delayed[s] = ranks that sleep the extra delay at step s (1-based), shared seed."""
-    import numpy as np
-    return [None] + [set(np.random.default_rng((seed, 3, s)).choice(
-        size, n_delayed, replace=False).tolist()) for s in range(1, steps + 1)]
-
-
-# -- one training run -----------------------------------------------------------------
-class Evaluator:
-    """Evaluates the rank-averaged model on rank 0; everyone else waits at a barrier."""
-
-    def __init__(self, comm, x_test, y_test, seed):
-        import numpy as np
-        self.comm, self.x, self.y = comm, x_test, y_test
-        self.model = make_model(seed) if comm.Get_rank() == 0 else None
-        self.np = np
-
-    def __call__(self, model):
+    def __init__(self, model, interval, budget):
         import torch
-        from mpi4py import MPI
-        from torch.nn.utils import parameters_to_vector, vector_to_parameters
-        local = parameters_to_vector(model.parameters()).detach().double().numpy()
-        avg = self.np.empty_like(local)
-        self.comm.Allreduce(local, avg, op=MPI.SUM)
-        avg /= self.comm.Get_size()
-        # How far this rank's model is from the average (0 where models are identical).
-        spread = self.comm.reduce(float(self.np.abs(local - avg).max()), op=MPI.MAX, root=0)
-        acc = None
-        if self.comm.Get_rank() == 0:
-            with torch.no_grad():
-                vector_to_parameters(torch.from_numpy(avg).float(), self.model.parameters())
-                acc = 100.0 * (self.model(self.x).argmax(1) == self.y).float().mean().item()
-        self.comm.Barrier()
-        return acc, spread
+        self.params = list(model.parameters())
+        self.interval = interval
+        self.slots = int(budget / interval + 1e-9)
+        self.store = torch.empty(self.slots + 1, sum(p.numel() for p in self.params))
+        self.prev = self.store[0]
+        self._flatten(self.store[0])
+        self.filled = 1
+
+    def _flatten(self, out):
+        import torch
+        with torch.no_grad():
+            torch.cat([p.detach().reshape(-1) for p in self.params], out=out)
+
+    def before_step(self):
+        self.prev = self.store[self.filled] if self.filled <= self.slots else None
+        if self.prev is not None:
+            self._flatten(self.prev)
+
+    def after_step(self, now):
+        if self.prev is None:
+            return
+        while self.filled <= self.slots and self.filled * self.interval <= now:
+            if self.store[self.filled].data_ptr() != self.prev.data_ptr():
+                self.store[self.filled].copy_(self.prev)
+            self.filled += 1
+
+    def finish(self):
+        """Slots after the rank's last step: its final model."""
+        while self.filled <= self.slots:
+            self._flatten(self.store[self.filled])
+            self.filled += 1
 
 
-def eval_steps(config, steps, tau):
-    """Steps after which this method's models are identical on every rank."""
-    if config == "localsgd":  # the averager averages at its calls 0, tau, 2 tau, ...
-        points = set(range(tau + 1, steps + 1, tau)) | {steps}
-    else:  # Horovod: always; WAGMA: round r = step - 1 is global when step % tau == 0
-        points = set(range(tau, steps + 1, tau))
-    return points
-
-
-def train(config, mode, args, ctx):
+def train(spec, task, case, seed, args, ctx):
+    """One method on one case and seed; returns the accuracy curve (rank 0) and the
+    per-rank pace."""
     import torch
-    import torch.nn.functional as F
-    hvd, comm = ctx["hvd"], ctx["comm"]
-    rank, size = comm.Get_rank(), comm.Get_size()
-    model = make_model(args.seed)
-    opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum)
-    averager = None
-    if config == "horovod":
-        opt = hvd.DistributedOptimizer(opt, named_parameters=model.named_parameters())
-    elif config == "localsgd":
-        from torch.distributed.algorithms.model_averaging.averagers import \
-            PeriodicModelAverager
-        averager = PeriodicModelAverager(period=args.sync_period, warmup_steps=0)
-    else:
-        _, rule, state = config.split("-")
-        opt = hvd.DistributedWagmaOptimizer(
-            opt, named_parameters=model.named_parameters(), sync_period=args.sync_period,
-            averaging=rule, average_optimizer_state=state)
+    from mpi4py import MPI
+    comm, rank, size = ctx["comm"], ctx["rank"], ctx["size"]
+    hvd = ctx["hvd"]
+    _, data, pattern = case
+    model = task.make_model(seed)
     hvd.broadcast_parameters(model.state_dict(), root_rank=0)
-
-    x_train, y_train = ctx["x_train"], ctx["y_train"]
-    idx = batch_indices(mode, y_train, rank, size, args.steps, args.batch, args.seed,
-                        args.home_fraction)
-    delayed = ctx["delayed"]
-    compute, extra = args.compute_ms / 1e3, args.delay_ms / 1e3
-    points = eval_steps(config, args.steps, args.sync_period)
-    evaluate = ctx["evaluate"]
-
-    acc, spread = evaluate(model)
-    curve = [{"step": 0, "time": 0.0, "acc": acc, "spread": spread}]
-    clock = 0.0
+    method = tta_methods.build(spec, model, task, ctx)
+    budget = ctx["budget"]
+    sched, batches = ctx["sched"], ctx["batches"]
+    snaps = Snapshots(model, args.interval, budget)
+    steps = 0
     comm.Barrier()
-    for step in range(1, args.steps + 1):
-        t0 = time.perf_counter()
-        b = idx[step - 1]
-        x, y = x_train[b], y_train[b]
-        time.sleep(compute + (extra if rank in delayed[step] else 0.0))
-        opt.zero_grad()
-        F.cross_entropy(model(x), y).backward()
-        opt.step()
-        if averager is not None:
-            averager.average_parameters(model.parameters())
-        clock += time.perf_counter() - t0
-        if step in points:
-            acc, spread = evaluate(model)
-            # Local SGD's last step need not be an averaging step: there the evaluation's
-            # allreduce is what averages the models, so their spread is expected.
-            curve.append({"step": step, "time": clock, "acc": acc, "spread": spread,
-                          "averaged_by_eval": config == "localsgd"
-                          and (step - 1) % args.sync_period != 0})
-    clocks = comm.gather(clock, root=0)
+    t0 = time.perf_counter()
+    while True:
+        snaps.before_step()
+        b = batches[steps % len(batches)]
+        time.sleep(sched[steps % len(sched), rank] * task.compute_scale(b))
+        method.zero_grad()
+        task.loss(model, b).backward()
+        method.step()
+        now = time.perf_counter() - t0
+        snaps.after_step(now)
+        steps += 1
+        if method.lockstep:
+            if method.synced(steps - 1) and comm.allreduce(now >= budget, op=MPI.LOR):
+                break
+        elif now >= budget:
+            break
+    wall = time.perf_counter() - t0
+    method.finish()
+    snaps.finish()
+    curve = evaluate(snaps, task, seed, comm)
+    rates = comm.gather(steps / wall, root=0)
+    del method
     if rank == 0:
-        print(f"  {mode:6s} {config:20s} {args.steps} steps in {clock:6.2f} s "
-              f"({args.steps / clock:5.1f} steps/s), final acc {curve[-1]['acc']:.2f}%",
-              flush=True)
-    return {"config": config, "data": mode, "curve": curve, "time": clock,
-            "rank_times": clocks, "steps": args.steps}
-
-
-# -- analysis and reporting -----------------------------------------------------------
-def final_accuracy(run, window):
-    accs = [p["acc"] for p in run["curve"][1:]][-window:]
-    return sum(accs) / len(accs)
-
-
-def first_reaching(run, target):
-    for p in run["curve"]:
-        if p["acc"] >= target:
-            return p
+        return {"method": spec, "task": case[0], "data": data, "pattern": pattern,
+                "seed": seed, "curve": curve, "steps_per_s_per_rank": rates,
+                "steps_per_s": statistics.median(rates)}
     return None
 
 
-def analyse(runs, args):
-    """Adds target, time/steps to target and ratios to every run of one data mode."""
-    by_config = {r["config"]: r for r in runs}
-    hvd_final = final_accuracy(by_config["horovod"], args.final_window)
-    target = hvd_final - args.target_gap
-    for r in runs:
-        r["final_acc"] = final_accuracy(r, args.final_window)
-        r["last_acc"] = r["curve"][-1]["acc"]
-        r["steps_per_s"] = r["steps"] / r["time"]
-        r["target"] = target
-        hit = first_reaching(r, target)
-        r["time_to_target"] = hit["time"] if hit else None
-        r["steps_to_target"] = hit["step"] if hit else None
-        r["max_spread"] = max(p["spread"] for p in r["curve"]
-                              if not p.get("averaged_by_eval"))
-    for r in runs:
-        for base in ("horovod", "localsgd"):
-            b = by_config.get(base)
-            key = f"ratio_to_{base}"
-            if b is None or b["time_to_target"] is None:
-                r[key] = None
-            elif r["time_to_target"] is None:
-                r[key] = math.inf
-            else:
-                r[key] = r["time_to_target"] / b["time_to_target"]
-        if r["config"].startswith("wagma"):
-            ok_h = r["ratio_to_horovod"] is not None and r["ratio_to_horovod"] <= \
-                TARGET_VS_HOROVOD
-            ok_l = (r["ratio_to_localsgd"] is None  # no local SGD run to compare with
-                    or r["ratio_to_localsgd"] <= TARGET_VS_LOCALSGD)
-            r["meets_target"] = bool(ok_h and ok_l)
-        else:
-            r["meets_target"] = None
-    return target, hvd_final
+def evaluate(snaps, task, seed, comm):
+    """Held-out accuracy of the rank-averaged model at every snapshot time: the
+    averages are split over the ranks, rank 0 gets the curve."""
+    import torch
+    from mpi4py import MPI
+    from torch.nn.utils import vector_to_parameters
+    rank, size = comm.Get_rank(), comm.Get_size()
+    avg = torch.empty_like(snaps.store)
+    comm.Allreduce(snaps.store.numpy(), avg.numpy(), op=MPI.SUM)
+    avg /= size
+    model = task.make_model(seed)
+    mine = {}
+    for k in range(rank, len(avg), size):
+        vector_to_parameters(avg[k], model.parameters())
+        mine[k] = task.accuracy(model)
+    parts = comm.gather(mine, root=0)
+    if rank != 0:
+        return None
+    accs = {k: a for part in parts for k, a in part.items()}
+    return [[k * snaps.interval, accs[k]] for k in range(len(avg))]
 
 
-def fmt(value, spec, none="-"):
-    if value is None:
-        return none
-    if value == math.inf:
-        return "inf"
-    return format(value, spec)
+# -- analysis -------------------------------------------------------------------------
+def time_to_target(run, target):
+    return next((t for t, acc in run["curve"] if acc >= target), math.inf)
 
 
-def print_table(mode, runs, target, hvd_final, args, size):
-    cols = [("method", lambda r: r["config"]),
-            ("data", lambda r: r["data"]),
-            ("time-to-target s", lambda r: fmt(r["time_to_target"], ".2f", "not reached")),
-            ("steps-to-target", lambda r: fmt(r["steps_to_target"], "d", "-")),
-            ("steps/s", lambda r: f"{r['steps_per_s']:.1f}"),
-            ("final acc %", lambda r: f"{r['final_acc']:.2f}"),
-            ("x horovod", lambda r: fmt(r["ratio_to_horovod"], ".2f")),
-            ("x localsgd", lambda r: fmt(r["ratio_to_localsgd"], ".2f")),
-            ("verdict", lambda r: {None: "", True: "ok", False: "MISS"}[r["meets_target"]])]
-    cells = [[name] + [f(r) for r in runs] for name, f in cols]
-    widths = [max(len(c) for c in col) for col in cells]
-    print(f"\n{mode}: P={size}, {args.steps} steps, target = Horovod final "
-          f"{hvd_final:.2f}% - {args.target_gap} = {target:.2f}% "
-          f"(final = mean of last {args.final_window} evaluations)")
-    header = "  ".join(c[0].rjust(w) if i else c[0].ljust(w)
-                       for i, (c, w) in enumerate(zip(cells, widths)))
-    print(header)
-    print("-" * len(header))
-    for j in range(len(runs)):
-        print("  ".join(cells[i][j + 1].rjust(w) if i else cells[i][j + 1].ljust(w)
-                        for i, w in enumerate(widths)))
-    odd = [r for r in runs if r["max_spread"] > 1e-5]
-    for r in odd:
-        print(f"  note: {r['config']} models differed at an evaluation point by up to "
-              f"{r['max_spread']:.2e}")
+def final_accuracy(run):
+    accs = [acc for _, acc in run["curve"][-3:]]
+    return sum(accs) / len(accs)
 
 
-def best_of(runs, prefix):
-    """Best WAGMA variant among runs whose config starts with prefix: time to target,
-    then final accuracy."""
-    cands = [r for r in runs if r["config"].startswith(prefix)]
-    return min(cands, key=lambda r: (r["time_to_target"] is None,
-                                     r["time_to_target"] or 0.0, -r["final_acc"]))
+def spread(values):
+    """(median, min, max); inf counts as the largest value."""
+    vals = sorted(values)
+    return statistics.median(vals), vals[0], vals[-1]
 
 
-def summary(all_runs):
-    lines = []
-    wagma = [r for r in all_runs if r["config"].startswith("wagma")]
-    if not wagma:
-        return lines
-    for mode in DATA_MODES:
-        runs = [r for r in wagma if r["data"] == mode]
-        if not runs:
-            continue
-        best = best_of(runs, "wagma")
-        reached = (f"{best['time_to_target']:.2f} s" if best["time_to_target"] is not None
-                   else "target not reached")
-        lines.append(f"{mode}: best WAGMA variant {best['config']} "
-                     f"({reached}, final {best['final_acc']:.2f}%)")
-        for rule in RULES:
-            rr = [r for r in runs if r["config"].startswith(f"wagma-{rule}-")]
-            if rr:
-                lines.append(_variant_summary(f"averaging={rule:5s}", "states", rr))
-        for state in STATES:
-            rr = [r for r in runs if r["config"].endswith(f"-{state}")]
-            if rr:
-                lines.append(_variant_summary(f"state={state:7s}", "rules", rr))
-    return lines
+def ratio(a, b):
+    if b == math.inf or b == 0:
+        return math.nan
+    return a / b
 
 
-def _variant_summary(label, over, runs):
-    """One line: mean time to target and mean final accuracy over `runs`."""
-    reached = [r["time_to_target"] for r in runs if r["time_to_target"]]
-    mean_time = sum(reached) / len(reached) if reached else None
-    return (f"  {label}: mean time-to-target over {over} {fmt(mean_time, '.2f')} s "
-            f"({len(reached)}/{len(runs)} reached), mean final "
-            f"{sum(r['final_acc'] for r in runs) / len(runs):.2f}%")
+def analyse_case(runs, methods, target):
+    """Per-method rows of one case (runs: every method and seed of it)."""
+    by = {m: {r["seed"]: r for r in runs if r["method"] == m} for m in methods}
+    times = {m: {s: time_to_target(r, target) for s, r in by[m].items()} for m in methods}
+    med = {m: spread(times[m].values())[0] for m in methods}
+    baselines = [m for m in methods if tta_methods.family(m) in tta_methods.BASELINES]
+    best_local = min(baselines, key=lambda m: (med[m], m)) if baselines else None
+    rows = {}
+    for m in methods:
+        seeds = sorted(times[m])
+        vs_h = [ratio(times[m][s], times["horovod"][s]) for s in seeds]
+        vs_l = [ratio(times[m][s], times[best_local][s]) for s in seeds] \
+            if best_local else []
+        rows[m] = {
+            "time": spread(times[m].values()),
+            "reached": sum(t < math.inf for t in times[m].values()),
+            "seeds": len(seeds),
+            "x_horovod": _ratio_spread(vs_h),
+            "x_best_local": _ratio_spread(vs_l),
+            "steps_per_s": statistics.median(by[m][s]["steps_per_s"] for s in seeds),
+            "final_acc": statistics.median(final_accuracy(by[m][s]) for s in seeds),
+        }
+    return rows, best_local
 
 
-def plot(mode, runs, target, path):
+def _ratio_spread(values):
+    vals = [v for v in values if not math.isnan(v)]
+    return spread(vals) if vals else None
+
+
+def verdict(case, row):
+    """The issue's targets for the library's defaults ('wagma')."""
+    _, _, pattern = case
+    h = row["x_horovod"]
+    ok_h = h is not None and h[0] <= TARGET_VS_HOROVOD
+    if pattern == "persistent":
+        return "met" if ok_h else "MISSED"
+    l_ = row["x_best_local"]
+    ok_l = l_ is not None and l_[0] <= TARGET_VS_LOCAL
+    return "met" if ok_h and ok_l else "MISSED"
+
+
+def fmt_time(t):
+    return "inf" if t == math.inf else f"{t:.2f}"
+
+
+def fmt_spread(s, unit=""):
+    if s is None:
+        return "-"
+    med, lo, hi = s
+    return f"{fmt_time(med)}{unit} [{fmt_time(lo)}-{fmt_time(hi)}]"
+
+
+def case_name(case):
+    return "/".join(case)
+
+
+def print_case(case, rows, best_local, target, budget):
+    print(f"\n{case_name(case)}: target {target:g}%, budget {budget:g} s; "
+          f"best local-SGD baseline: {best_local}")
+    table = [["method", "time to target s", "reached", "x Horovod", "x best local",
+              "steps/s", "final acc %", ""]]
+    for m, r in rows.items():
+        table.append([m, fmt_spread(r["time"]), f"{r['reached']}/{r['seeds']}",
+                      fmt_spread(r["x_horovod"]), fmt_spread(r["x_best_local"]),
+                      f"{r['steps_per_s']:.1f}", f"{r['final_acc']:.2f}",
+                      verdict(case, r) if m == "wagma" else ""])
+    harness.print_table(table)
+
+
+def print_summary(results, methods):
+    wagmas = [m for m in methods if tta_methods.family(m) == "wagma"]
+    print("\nSummary: median over seeds of each WAGMA variant's time to target, "
+          "x Horovod / x best local-SGD baseline")
+    table = [["case", "best local"] + wagmas + ["verdict (wagma)"]]
+    for name, res in results.items():
+        rows = res["rows"]
+        cells = []
+        for m in wagmas:
+            h, l_ = rows[m]["x_horovod"], rows[m]["x_best_local"]
+            cells.append(f"{fmt_time(h[0]) if h else '-'} / "
+                         f"{fmt_time(l_[0]) if l_ else '-'}")
+        table.append([name, res["best_local"] or "-"] + cells +
+                     [verdict(tuple(name.split("/")), rows["wagma"])
+                      if "wagma" in rows else ""])
+    harness.print_table(table)
+
+
+def plot(case, runs, methods, target, path):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(9, 5.5))
-    styles = {"horovod": dict(color="black", lw=2.2), "localsgd": dict(color="grey", lw=2.2)}
-    colours = {"never": "tab:blue", "on_sync": "tab:orange", "always": "tab:green"}
-    for r in runs:
-        c = r["config"]
-        style = styles.get(c)
-        if style is None:
-            _, rule, state = c.split("-")
-            style = dict(color=colours[state], ls="-" if rule == "fresh" else "--", lw=1.4)
-        label = c
-        if r["time_to_target"] is not None:
-            label += f" ({r['time_to_target']:.1f} s)"
-        ax.plot([p["time"] for p in r["curve"]], [p["acc"] for p in r["curve"]],
-                label=label, **style)
-    ax.axhline(target, color="red", ls=":", lw=1, label=f"target {target:.2f}%")
-    ax.set_xlabel("training wall time on rank 0, s (evaluation excluded)")
-    ax.set_ylabel("held-out accuracy of the averaged model, %")
-    ax.set_title(f"Time to accuracy under imbalance, {mode} data")
-    lo = min(p["acc"] for r in runs for p in r["curve"][len(r["curve"]) // 4:])
-    ax.set_ylim(max(0, lo - 3), min(100, target + 3))
+    colours = plt.cm.tab10.colors
+    for i, m in enumerate(methods):
+        mine = sorted((r for r in runs if r["method"] == m), key=lambda r: r["seed"])
+        for j, r in enumerate(mine):
+            t = time_to_target(r, target)
+            label = f"{m} (seed {r['seed']}: {fmt_time(t)} s)" if j == 0 else None
+            ax.plot([p[0] for p in r["curve"]], [p[1] for p in r["curve"]],
+                    color=colours[i % 10], lw=1.8 if j == 0 else 0.8,
+                    alpha=1.0 if j == 0 else 0.45, label=label)
+    ax.axhline(target, color="red", ls=":", lw=1, label=f"target {target:g}%")
+    ax.set_xlabel("wall time, s")
+    ax.set_ylabel("held-out accuracy of the rank-averaged model, %")
+    ax.set_title(f"Time to accuracy, {case_name(case)}, P={runs[0]['ranks']} "
+                 f"(thin: other seeds)")
+    lo = min(p[1] for r in runs for p in r["curve"][len(r["curve"]) // 5:])
+    ax.set_ylim(max(0, lo - 3), min(100, target + 6))
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="lower right")
     fig.tight_layout()
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
 
-def jsonable(run):
-    """A run with an unreached target's infinite ratios written as the string "inf"."""
-    return {k: "inf" if v == math.inf else v for k, v in run.items()}
+def jsonable(obj):
+    if isinstance(obj, float) and (math.isinf(obj) or math.isnan(obj)):
+        return str(obj)
+    if isinstance(obj, dict):
+        return {k: jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [jsonable(v) for v in obj]
+    return obj
 
 
-# -- main -----------------------------------------------------------------------------
-def init_gloo(comm):
-    """A torch.distributed gloo group over the same ranks, for local SGD's averager."""
-    import torch.distributed as dist
-    port = None
-    if comm.Get_rank() == 0:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-    port = comm.bcast(port, root=0)
-    os.environ["MASTER_ADDR"] = "127.0.0.1"
-    os.environ["MASTER_PORT"] = str(port)
-    os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
-    dist.init_process_group("gloo", init_method="env://", rank=comm.Get_rank(),
-                            world_size=comm.Get_size())
-
-
+# -- the driver -----------------------------------------------------------------------
 def run(args):
-    from mpi4py import MPI
+    from mpi4py import MPI  # MPI_THREAD_MULTIPLE, before Horovod and the engine
     import torch
     import torch.distributed as dist
-
     comm = MPI.COMM_WORLD
     rank, size = comm.Get_rank(), comm.Get_size()
     torch.set_num_threads(1)
     import horovod_wagma.torch as hvd
-    hvd.init(sync_period=args.sync_period)
-    init_gloo(comm)
-
-    n_delayed = args.delayed if args.delayed is not None else (2 if size >= 8 else 1)
-    x_train, y_train, x_test, y_test = make_task(args.seed)
-    ctx = dict(hvd=hvd, comm=comm, x_train=x_train, y_train=y_train,
-               delayed=straggler_schedule(size, args.steps, n_delayed, args.seed),
-               evaluate=Evaluator(comm, x_test, y_test, args.seed))
+    hvd.init()
+    harness.init_gloo(comm)
+    ctx = dict(hvd=hvd, comm=comm, rank=rank, size=size, tau=args.tau,
+               default_group_size=hvd.default_group_size(size))
     if rank == 0:
-        print(f"P={size}, {n_delayed} delayed rank(s)/step: {args.compute_ms:g} ms compute "
-              f"+ {args.delay_ms:g} ms; S={hvd.default_group_size(size)}, "
-              f"tau={args.sync_period}; lr={args.lr}, momentum={args.momentum}, "
-              f"batch {args.batch}/rank", flush=True)
+        print(f"P={size}; methods {' '.join(args.methods)}; seeds {args.first_seed}.."
+              f"{args.first_seed + args.seeds - 1}; random: "
+              f"{harness.describe_pattern(pattern_args(args, 'random'), size)}; "
+              f"persistent: {harness.describe_pattern(pattern_args(args, 'persistent'), size)}",
+              flush=True)
     started = time.time()
-    all_runs, analysed = [], {}
-    for i, mode in enumerate(args.data):
-        # Alternate the order between data settings so slow drift in background load
-        # does not always favour the same methods.
-        order = args.configs if i % 2 == 0 else list(reversed(args.configs))
-        runs = [train(config, mode, args, ctx) for config in order]
-        runs.sort(key=lambda r: ALL_CONFIGS.index(r["config"]))
-        if rank == 0:
-            analysed[mode] = analyse(runs, args)
-        all_runs += runs
-
+    all_runs, results = [], {}
+    for task_name in args.tasks:
+        for data in args.data:
+            for pattern in args.patterns:
+                case = (task_name, data, pattern)
+                runs = run_case(case, args, ctx)
+                if rank == 0:
+                    all_runs += runs
+                    task_cls = task_lib.TASKS[task_name]
+                    rows, best = analyse_case(runs, args.methods, task_cls.target)
+                    results[case_name(case)] = {"rows": rows, "best_local": best,
+                                                "target": task_cls.target}
+                    print_case(case, rows, best, task_cls.target, runs[0]["budget"])
     if rank == 0:
-        os.makedirs(args.plot_dir, exist_ok=True)
-        for mode in args.data:
-            runs = [r for r in all_runs if r["data"] == mode]
-            target, hvd_final = analysed[mode]
-            print_table(mode, runs, target, hvd_final, args, size)
-            path = os.path.join(args.plot_dir, f"time_to_accuracy_{mode}.png")
-            plot(mode, runs, target, path)
-            print(f"wrote {path}")
-        lines = summary(all_runs)
-        if lines:
-            print("\nWAGMA variants (best = shortest time to target, then final accuracy):")
-            print("\n".join(lines))
-        print(f"\nverdict targets: WAGMA time <= {TARGET_VS_HOROVOD}x Horovod and <= "
-              f"{TARGET_VS_LOCALSGD}x local SGD; total {time.time() - started:.0f} s")
+        print_summary(results, args.methods)
+        print(f"\ntotal {time.time() - started:.0f} s")
+        plotted = args.plot_case or next(iter(results))
+        runs = [r for r in all_runs if case_name((r["task"], r["data"], r["pattern"]))
+                == plotted]
+        if runs and args.plot:
+            plot(tuple(plotted.split("/")), runs, args.methods,
+                 results[plotted]["target"], args.plot)
+            print(f"wrote {args.plot}")
         if args.json:
             os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
             with open(args.json, "w") as f:
-                json.dump({"ranks": size, "delayed_per_step": n_delayed,
-                           "args": {k: v for k, v in vars(args).items()},
-                           "task": dict(classes=NUM_CLASSES, dim=DIM, clusters=CLUSTERS,
-                                        noise=NOISE, n_train=N_TRAIN, n_test=N_TEST,
-                                        home_fraction=args.home_fraction),
-                           "targets": {m: {"target": t, "horovod_final": h}
-                                       for m, (t, h) in analysed.items()},
-                           "runs": [jsonable(r) for r in all_runs]}, f, indent=1)
+                json.dump(jsonable({"ranks": size, "args": vars(args), "results": results,
+                                    "runs": all_runs}), f, indent=1)
             print(f"wrote {args.json}")
     comm.Barrier()
     dist.destroy_process_group()
 
 
+def run_case(case, args, ctx):
+    task_name, data, pattern = case
+    comm, rank, size = ctx["comm"], ctx["rank"], ctx["size"]
+    runs = []
+    for seed in range(args.first_seed, args.first_seed + args.seeds):
+        task = task_lib.TASKS[task_name](seed)
+        ctx["budget"] = args.budget or BUDGET[pattern]
+        rows = int(ctx["budget"] / (0.5 * args.step_time)) + 1
+        ctx["sched"] = harness.compute_schedule(pattern_args(args, pattern), size, rows,
+                                                seed)
+        ctx["batches"] = task.batches(rank, size, data, rows, seed)
+        order = args.methods if seed % 2 == 0 else list(reversed(args.methods))
+        for spec in order:
+            rec = train(spec, task, case, seed, args, ctx)
+            if rank == 0:
+                rec.update(ranks=size, budget=ctx["budget"], target=task.target)
+                t = time_to_target(rec, task.target)
+                print(f"  {case_name(case)} seed {seed} {spec:28s} target "
+                      f"{fmt_time(t):>5} s, final {final_accuracy(rec):.2f}%, "
+                      f"{rec['steps_per_s']:.1f} steps/s", flush=True)
+                runs.append(rec)
+    return runs
+
+
 def main():
     args = parse_args()
     relaunch_under_mpirun(__file__, args.np, args.timeout)
-    run(args)
+    try:
+        run(args)
+    except BaseException:
+        # One rank's error would leave the others waiting at a barrier.
+        import traceback
+        from mpi4py import MPI
+        traceback.print_exc()
+        MPI.COMM_WORLD.Abort(1)
 
 
 if __name__ == "__main__":

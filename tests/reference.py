@@ -17,21 +17,27 @@ def phase_of(r, sync_period, num_phases):
     return k % num_phases
 
 
+def average_round(x, r, phases, sync_period, averaging="fresh"):
+    """A_r x: round r's outputs from the stacked fresh inputs x (P x n, float64)."""
+    x = np.asarray(x, dtype=np.float64)
+    y = np.empty_like(x)
+    if is_global(r, sync_period):
+        y[:] = x.mean(axis=0)
+        return y
+    for members in phases[phase_of(r, sync_period, len(phases))]:
+        s = x[members].sum(axis=0)
+        g = len(members)
+        for i in members:
+            # "local" with c = x (no stale contribution) is the plain mean too.
+            y[i] = s / g if averaging != "paper" else (s + x[i]) / (g + 1)
+    return y
+
+
 def gossip_trajectory(x0, phases, sync_period, rounds, averaging="fresh"):
     """List of P x n arrays: the outputs of rounds 0..rounds-1 (float64)."""
     x = np.array(x0, dtype=np.float64)
     out = []
     for r in range(rounds):
-        y = np.empty_like(x)
-        if is_global(r, sync_period):
-            y[:] = x.mean(axis=0)
-        else:
-            for members in phases[phase_of(r, sync_period, len(phases))]:
-                s = x[members].sum(axis=0)
-                g = len(members)
-                for i in members:
-                    # "local" with c = x (no stale contribution) is the plain mean too.
-                    y[i] = s / g if averaging != "paper" else (s + x[i]) / (g + 1)
-        out.append(y)
-        x = y
+        x = average_round(x, r, phases, sync_period, averaging)
+        out.append(x)
     return out

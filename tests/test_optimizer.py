@@ -72,6 +72,7 @@ def test_bad_arguments(mpi):
         assert res["sum"].startswith("ValueError") and "Average" in res["sum"]
         assert res["passes"].startswith("ValueError")
         assert res["state"].startswith("ValueError") and "average_optimizer_state" in res["state"]
+        assert "quasi_global" in res["state"]  # the message lists every choice
         for key in ("group_size", "sync_period", "averaging", "global_rounds",
                     "max_staleness"):
             assert res[key].startswith("ValueError") and key in res[key], res[key]

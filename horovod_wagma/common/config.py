@@ -132,8 +132,10 @@ class WagmaConfig:
 # average_optimizer_state= choices of the optimizers (see DistributedWagmaOptimizer):
 #   "never"   - the paper: optimizer state (momentum, Adam moments) stays local;
 #   "on_sync" - state is averaged at every global round;
-#   "always"  - state is averaged with the parameters in every round, in the same buffers.
-STATE_AVERAGING = ("never", "on_sync", "always")
+#   "always"  - state is averaged with the parameters in every round, in the same buffers;
+#   "quasi_global" - SGD momentum is rebuilt from the averaged model's change (nothing
+#             extra is sent; Lin et al. 2021, horovod_wagma/common/quasi_global.py).
+STATE_AVERAGING = ("never", "on_sync", "always", "quasi_global")
 
 
 def validate_state_averaging(value):

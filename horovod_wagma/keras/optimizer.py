@@ -11,6 +11,11 @@ With ``global_rounds="wait_avoiding"`` global rounds wait for nobody: a slow ran
 served by the newest round its engine served while it computed, and the fp16 rule
 follows the round actually served (the op returns it). The step counter still counts
 this rank's own steps.
+
+With ``average_optimizer_state="quasi_global"`` (SGD with momentum) each variable's
+velocity is rebuilt after the averaging from the variable's change across the whole
+step (quasi_global_momentum.py); nothing extra is sent. The default, "never", keeps
+the velocity local, as in the paper.
 """
 import itertools
 
@@ -21,6 +26,7 @@ from horovod.tensorflow.keras import Compression
 from horovod_wagma.common.optimizer_args import (buckets_from_groups,
                                                  check_horovod_arguments)
 from horovod_wagma.keras.fusion import dtype_buckets, pack, unpack_assign
+from horovod_wagma.keras.quasi_global_momentum import QuasiGlobalMomentum
 from horovod_wagma.tensorflow import ops
 
 _instances = itertools.count()
@@ -29,8 +35,14 @@ _instances = itertools.count()
 class _WagmaKerasMixin:
     def apply_gradients(self, grads_and_vars, *args, **kwargs):
         grads_and_vars = list(grads_and_vars)
+        variables = [v for g, v in grads_and_vars if g is not None]
+        qgm = self._wagma["qgm"]
+        before = qgm.snapshot(self, [v for _, v in grads_and_vars], variables) if qgm \
+            else None
         result = super(self.__class__, self).apply_gradients(grads_and_vars, *args, **kwargs)
-        self._wagma_average([v for g, v in grads_and_vars if g is not None])
+        self._wagma_average(variables)
+        if qgm:
+            qgm.rebuild(self, before)
         return result
 
     def _wagma_average(self, variables):
@@ -94,22 +106,34 @@ def DistributedWagmaOptimizer(optimizer, name=None, device_dense="", device_spar
                               groups=None, process_set=_hvd_tf.global_process_set,
                               scale_local_gradients=True, *, group_size=None,
                               sync_period=10, averaging=None, wait_avoiding=True,
-                              global_rounds=None, max_staleness=None):
+                              global_rounds=None, max_staleness=None,
+                              average_optimizer_state="never"):
     """Wraps a Keras optimizer like ``hvd.DistributedOptimizer`` (same arguments, same
     order) but averages models with WAGMA instead of allreducing gradients.
 
     WAGMA arguments (keyword-only): ``group_size``, ``sync_period``, ``averaging``,
     ``wait_avoiding``, ``global_rounds``, ``max_staleness``, as for the torch
-    optimizer. Of Horovod's: ``process_set``
+    optimizer, and ``average_optimizer_state``: "never" (the default here: optimizer
+    state such as momentum stays local, as in the paper) or "quasi_global"
+    (quasi-global momentum, Lin et al. 2021: nothing extra is sent; after each step's
+    averaging the velocity becomes v <- beta*v_old + (1-beta)*(x_after_averaging -
+    x_before_step); needs tf.keras.optimizers.SGD with momentum > 0, else
+    ValueError). "on_sync" and "always" are PyTorch-only (ValueError). Of Horovod's:
+    ``process_set``
     restricts WAGMA to that set; ``compression=Compression.fp16`` sends fp16;
     ``num_groups``/``groups`` only split the fusion buffers; ``op`` must be Average;
     ``device_*``, ``sparse_as_dense``, ``gradient_predivide_factor``,
     ``average_aggregated_gradients``, ``scale_local_gradients`` and
     ``backward_passes_per_step`` concern gradient allreduce and have no effect.
-    Optimizer state (momentum) stays local, as in the paper.
     """
     check_horovod_arguments(_hvd_tf, op, backward_passes_per_step, compression,
-                            gradient_predivide_factor)
+                            gradient_predivide_factor, average_optimizer_state)
+    if average_optimizer_state in ("on_sync", "always"):
+        raise ValueError(f"average_optimizer_state={average_optimizer_state!r} is supported "
+                         f"by the PyTorch DistributedWagmaOptimizer only; the Keras one "
+                         f"takes 'never' or 'quasi_global'")
+    if average_optimizer_state == "quasi_global":
+        QuasiGlobalMomentum.check(optimizer)
     knobs = dict(group_size=group_size, sync_period=sync_period, averaging=averaging,
                  wait_avoiding=wait_avoiding, global_rounds=global_rounds,
                  max_staleness=max_staleness)
@@ -127,5 +151,6 @@ def DistributedWagmaOptimizer(optimizer, name=None, device_dense="", device_spar
         wait_avoiding_global=config.global_rounds == "wait_avoiding",
         fp16=compression is Compression.fp16,
         plan=buckets_from_groups(groups, num_groups),
+        qgm=QuasiGlobalMomentum() if average_optimizer_state == "quasi_global" else None,
         knobs=dict(config.knobs(), process_set=process_set))
     return wrapped

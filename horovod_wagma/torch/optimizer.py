@@ -11,6 +11,10 @@ Each ``step()``:
      statistics) and, with ``average_optimizer_state="on_sync"``, optimizer state are
      averaged then too.
 
+With ``average_optimizer_state="quasi_global"`` (torch.optim.SGD with momentum) no
+state is sent: after the averaging each momentum buffer is rebuilt from the
+parameter's change across the whole step (quasi_global_momentum.py).
+
 With ``global_rounds="wait_avoiding"`` global rounds do not wait for slow ranks
 either: a slow rank's engine serves rounds with its published model while it
 computes, and its next step is served by the newest such round (skipping the
@@ -29,6 +33,7 @@ from horovod_wagma.common.optimizer_args import (buckets_from_groups,
 from horovod_wagma.common.rounds import global_round_between, is_global_round
 from horovod_wagma.torch import ops
 from horovod_wagma.torch.fusion import fuse_by_dtype
+from horovod_wagma.torch.quasi_global_momentum import QuasiGlobalMomentum
 
 _instances = itertools.count()
 
@@ -47,6 +52,8 @@ class _DistributedWagmaOptimizer(torch.optim.Optimizer):
         self._named_buffers = [b for _, b in named_buffers or []
                                if torch.is_floating_point(b)]
         self._state_averaging = average_optimizer_state
+        self._qgm = QuasiGlobalMomentum(self) \
+            if average_optimizer_state == "quasi_global" else None
         self._buckets = buckets
         # Streams are named by creation order, which every rank shares.
         self._name = f"wagma.optimizer{next(_instances)}"
@@ -103,8 +110,11 @@ class _DistributedWagmaOptimizer(torch.optim.Optimizer):
 
     # -- the step ---------------------------------------------------------------------
     def step(self, closure=None):
+        before = self._qgm.snapshot() if self._qgm else None
         loss = super(self.__class__, self).step(closure)
         self._average()
+        if self._qgm:
+            self._qgm.rebuild(before)
         return loss
 
     def _average(self):
@@ -161,8 +171,9 @@ class _DistributedWagmaOptimizer(torch.optim.Optimizer):
             fb.unpack()
 
     def sync(self):
-        """Averages the model (and buffers, and state unless "never") over all ranks
-        now, e.g. before evaluation or a checkpoint. Every rank must call it."""
+        """Averages the model (and buffers, and state unless "never"; "quasi_global"
+        momentum too) over all ranks now, e.g. before evaluation or a checkpoint. Every
+        rank must call it."""
         if self._model_buffers is None:
             self._build()
         if self._forced_buffers is None:
@@ -229,7 +240,12 @@ def DistributedWagmaOptimizer(optimizer, named_parameters=None,
       named_buffers: e.g. ``model.named_buffers()``; floating ones are averaged at
         every global round.
       average_optimizer_state: "never" (the paper), "on_sync" (momentum etc. averaged
-        at global rounds) or "always" (averaged with the parameters every step).
+        at global rounds; the default), "always" (averaged with the parameters every
+        step) or "quasi_global" (quasi-global momentum, Lin et al. 2021: nothing extra
+        is sent; after each step's averaging the SGD momentum buffer becomes
+        m <- beta*m_old + (1-beta)*(x_before_step - x_after_averaging)/lr, per group;
+        needs torch.optim.SGD with momentum > 0, else ValueError; sync() averages
+        the buffers as with "on_sync").
       global_rounds: "blocking" (the paper; default: init's) or "wait_avoiding": global
         rounds wait for nobody either, so a persistently slow rank no longer sets
         everyone's pace; it skips the rounds its engine served while it computed.
@@ -246,6 +262,8 @@ def DistributedWagmaOptimizer(optimizer, named_parameters=None,
     """
     check_horovod_arguments(_hvd, op, backward_passes_per_step, compression,
                             gradient_predivide_factor, average_optimizer_state)
+    if average_optimizer_state == "quasi_global":
+        QuasiGlobalMomentum.check(optimizer)  # before anything is set up
     cls = type(optimizer.__class__.__name__, (optimizer.__class__,),
                dict(_DistributedWagmaOptimizer.__dict__))
     knobs = dict(group_size=group_size, sync_period=sync_period, averaging=averaging,

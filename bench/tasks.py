@@ -1,0 +1,432 @@
+"""The training tasks of the time-to-accuracy benchmark: "mlp", "cnn" and "seq".
+
+Every task is generated in the process (no downloads, no data files), identical on every
+rank for a seed, and cheap on the CPU: a sleep stands in for accelerator compute, so the
+real CPU work of one step (forward, backward, SGD step; per-rank batch 16, one thread)
+must stay around 1 ms, because 8 ranks share 2 cores. The problem itself (Gaussian
+centres, Markov chains, glyphs) is fixed by ``TASK_SEED``; the run seed draws the
+samples, the batches and the initial model, so a target fixed in advance holds for every
+seed.
+
+Interface (what the runner relies on)
+-------------------------------------
+``TASKS[name](seed)`` builds the data. Then ``make_model(seed)`` (deterministic, no
+buffers, so models of different ranks can be averaged), ``batches(rank, size, mode,
+steps, seed)`` (a list of ``steps`` int64 index tensors of shape (16,), this rank's
+batches: the same for every method), ``loss(model, batch)``, ``compute_scale(batch)``
+(the batch's relative accelerator compute, mean ~1.0) and ``accuracy(model)`` (% on
+the held-out set, under no_grad). Attributes: ``name``, ``num_classes``, ``lr``,
+``momentum`` (0.9), ``batch`` (16, per rank) and ``target`` (held-out accuracy, %).
+
+Data per rank (``batches``; drawn with replacement, seeded by (seed, rank, mode)):
+* ``iid``: uniformly from the whole training set;
+* ``noniid``: 80% (``home_fraction``) of each batch from this rank's "home" classes,
+  the rest uniformly from the others. Home classes: 2 per rank (3 when 2P < classes),
+  consecutive, starting at rank * classes // P; P = 8: {0,1} {1,2} {2,3} {3,4} {5,6}
+  {6,7} {7,8} {8,9}.
+
+The tasks
+---------
+* ``mlp``: 10 classes, each a mixture of 3 Gaussian clusters (random unit-scale centres)
+  in 64 dimensions with isotropic noise sigma 2.2 (the task the benchmark started
+  with); 50,000 training and 5,000 test points. Model: 64-128-128-10 ReLU MLP (26k
+  parameters). compute_scale = 1.
+* ``cnn``: generated "glyph digits": the 10 digits of a 5x7 bitmap font, each sample
+  warped onto a 12x12 canvas by a random affine map (rotation +-0.25 rad, scale
+  0.75-1.15, shear +-0.3, shift +-1.2 px; bilinear), ink intensity x U(0.6, 1.4), plus
+  Gaussian pixel noise sigma 0.2; 20,000 training and 2,000 test images. (scikit-learn's
+  digits would do, but scikit-learn is not in requirements.txt; these are about as hard
+  and need no package.) Model: conv 1->16 3x3 stride 2, ReLU, 400-64-10 ReLU MLP head
+  (26k parameters, no BatchNorm). Two conv layers (conv 1->8, conv 8->16 stride 2,
+  linear) learn no better (plateau ~95.7) and cost ~1.3x the CPU (1.2-1.5 ms a step).
+  compute_scale = 1.
+* ``seq``: variable-length token sequences. Each class is a first-order Markov chain
+  over 16 tokens (transition logits: a shared 1.5 N(0,1) part plus a class-specific 2.0
+  N(0,1) part); the first token is uniform; lengths are lognormal (median 11, sigma
+  0.6), clipped to 4..40 (mean 13; 1.7% are 40). 20,000 training and 2,000 test
+  sequences. The class is only in the order of the tokens (the transition statistics),
+  so a model has to read the sequence; the Bayes classifier (the true chains) reaches
+  97%. Model: not a GRU (the issue asked for a GRU or a tiny Transformer): an ``nn.GRU`` (embedding 16, hidden 32) step
+  costs 2-8 ms of CPU here (padded length 10-40), far over the budget, and learns
+  slower (88% after 400 steps at lr 0.3). ``SeqPairs`` is a 1-D convolution of width 2
+  written as a linear layer on adjacent token embeddings (embedding 16, 64 ReLU units),
+  a mean over the sequence's own positions and a linear layer (3k parameters). A batch
+  is padded to its longest sequence; positions past a sequence's length are masked, so
+  padding changes nothing (checked: the padding tokens' values do not change the
+  logits at all). compute_scale = 16 x (longest length in the batch) / its expected
+  value for 16 draws from the training lengths (31.0 x 16; computed exactly from the
+  length distribution): what a GPU computes for a padded batch, so a batch with a long
+  sequence takes longer, the paper's own source of imbalance. Over IID batches it has
+  mean 1.0, sd 0.23, range 0.4-1.3; lengths do not depend on the class, so non-IID
+  batches have the same distribution.
+
+Learning rates and targets
+--------------------------
+Measured single-process on this (2-core, shared) host with ``python bench/tasks.py``:
+synchronous SGD with the global batch of 8 ranks (8 per-rank batches of 16 concatenated,
+i.e. Horovod's gradient allreduce), momentum 0.9, 400 steps, held-out accuracy every 20
+steps, seeds 0-4. "Plateau" is the mean accuracy over steps 300-400; "steps to target"
+is the first evaluation at or above the target (every 20 steps).
+
+====  ====  ==========  ==========================  =======  =============  =============
+task  lr    plateau     plateau per seed            target   steps, iid     steps, noniid
+====  ====  ==========  ==========================  =======  =============  =============
+mlp   0.05  86.4        86.7 86.0 85.9 87.1 86.3    84.5     160-240 (212)  200-280 (244)
+cnn   0.1   96.0        96.0 96.4 95.8 95.5 96.2    94.5     160-240 (192)  180-220 (200)
+seq   0.3   92.2        91.6 92.0 92.2 92.6 92.7    90.5     140-220 (180)  180-240 (200)
+====  ====  ==========  ==========================  =======  =============  =============
+
+(steps: range over seeds, mean in brackets.) Each target is the IID plateau minus
+~1.5-2 points, reached by the synchronous baseline in ~150-250 steps; the same target
+is used for IID and non-IID data. Non-IID data barely changes synchronous SGD (the
+concatenated global batch is nearly IID); it matters for local SGD and WAGMA. The lr
+was the best of {0.03, 0.05, 0.1} (mlp), {0.05, 0.1, 0.15} (cnn), {0.1, 0.2, 0.3, 0.5}
+(seq). A lone rank on batch 16 at these rates does not converge well (plateau: mlp
+~39% after peaking at ~53%, cnn ~76%, seq ~81%), but a single-process local-SGD
+simulation (8 models, batch 16 each, models averaged every 10 steps; seed 0) tracks
+the synchronous baseline on IID data (plateau 87.0 / 96.5 / 92.1) and trails it on
+non-IID data (85.7 / 94.3 / 92.0).
+
+CPU cost (``python bench/tasks.py --timing``; one thread, per-thread CPU time, median
+of 200 steps, range over 5 rounds; the low end is a quiet host, the high end with other
+jobs on the 2 cores):
+
+====  ===============  ============  ===============
+task  step (batch 16)  accuracy()    __init__ (data)
+====  ===============  ============  ===============
+mlp   0.59-0.87 ms     4.2-6.6 ms    0.15 s
+cnn   0.90-1.51 ms     3.2-6.2 ms    0.2 s
+seq   0.94-1.68 ms     6.2-20 ms     0.1 s
+====  ===============  ============  ===============
+
+``batches(..., steps=2000)`` takes ~5 ms.
+"""
+import argparse
+import time
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+MODES = ("iid", "noniid")
+HOME_FRACTION = 0.8
+TASK_SEED = 0  # fixes each problem (centres, chains, glyphs); the run seed draws samples
+
+
+def home_classes(rank, size, num_classes):
+    """This rank's classes for non-IID data: consecutive, starts spread evenly."""
+    n_home = 2 if 2 * size >= num_classes else 3
+    start = rank * num_classes // size
+    return sorted({(start + j) % num_classes for j in range(n_home)})
+
+
+def _seeded_model(seed, build):
+    """build() under torch.manual_seed(seed), leaving the global RNG as it was."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return build()
+
+
+class Task:
+    """Common part. A subclass sets x_train, y_train (numpy int64), y_train_t (the same
+    as a tensor), x_test and y_test (tensor) in __init__ and defines make_model."""
+    name = "base"
+    num_classes = 10
+    lr = 0.05
+    momentum = 0.9
+    batch = 16
+    target = 0.0
+    # DiLoCo baseline's outer learning rate (bench/tta_methods.py), tuned on mlp.
+    diloco_outer_lr = 0.7
+
+    def batches(self, rank, size, mode, steps, seed, home_fraction=HOME_FRACTION):
+        """This rank's training batches: a list of `steps` index tensors (batch,)."""
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
+        g = np.random.default_rng((seed, 2, rank, MODES.index(mode)))
+        shape = (steps, self.batch)
+        if mode == "iid":
+            idx = g.integers(0, len(self.y_train), shape)
+        else:
+            home = np.isin(self.y_train, home_classes(rank, size, self.num_classes))
+            home_pool, other_pool = np.flatnonzero(home), np.flatnonzero(~home)
+            from_home = g.random(shape) < home_fraction
+            idx = np.where(from_home,
+                           home_pool[g.integers(0, len(home_pool), shape)],
+                           other_pool[g.integers(0, len(other_pool), shape)])
+        return list(torch.from_numpy(idx))
+
+    def loss(self, model, batch):
+        return F.cross_entropy(model(self.x_train[batch]), self.y_train_t[batch])
+
+    def compute_scale(self, batch):
+        return 1.0
+
+    def accuracy(self, model):
+        with torch.no_grad():
+            pred = model(self.x_test).argmax(1)
+        return 100.0 * (pred == self.y_test).float().mean().item()
+
+
+def _store(task, train, test):
+    (task.x_train, task.y_train), (task.x_test, y_test) = train, test
+    task.y_train_t = torch.from_numpy(task.y_train)
+    task.y_test = torch.from_numpy(y_test)
+
+
+# -- mlp: Gaussian mixture ----------------------------------------------------------------
+class MLPTask(Task):
+    name = "mlp"
+    num_classes = 10
+    DIM, CLUSTERS, NOISE = 64, 3, 2.2
+    N_TRAIN, N_TEST = 50000, 5000
+    lr = 0.05
+    target = 84.5
+
+    def __init__(self, seed):
+        centres = np.random.default_rng((TASK_SEED, 1)).standard_normal(
+            (self.num_classes * self.CLUSTERS, self.DIM))
+        g = np.random.default_rng((seed, 1, 1))
+
+        def draw(n):
+            y = g.integers(0, self.num_classes, n)
+            k = g.integers(0, self.CLUSTERS, n)
+            noise = self.NOISE * g.standard_normal((n, self.DIM))
+            x = centres[y * self.CLUSTERS + k] + noise
+            return torch.tensor(x, dtype=torch.float32), y
+        _store(self, draw(self.N_TRAIN), draw(self.N_TEST))
+
+    def make_model(self, seed):
+        return _seeded_model(seed, lambda: nn.Sequential(
+            nn.Linear(self.DIM, 128), nn.ReLU(), nn.Linear(128, 128), nn.ReLU(),
+            nn.Linear(128, self.num_classes)))
+
+
+# -- cnn: generated glyph digits ----------------------------------------------------------
+_GLYPHS = [  # a 5x7 bitmap font, digits 0-9
+    [".###.", "#...#", "#..##", "#.#.#", "##..#", "#...#", ".###."],
+    ["..#..", ".##..", "..#..", "..#..", "..#..", "..#..", ".###."],
+    [".###.", "#...#", "....#", "...#.", "..#..", ".#...", "#####"],
+    ["#####", "...#.", "..#..", "...#.", "....#", "#...#", ".###."],
+    ["...#.", "..##.", ".#.#.", "#..#.", "#####", "...#.", "...#."],
+    ["#####", "#....", "####.", "....#", "....#", "#...#", ".###."],
+    ["..##.", ".#...", "#....", "####.", "#...#", "#...#", ".###."],
+    ["#####", "....#", "...#.", "..#..", ".#...", ".#...", ".#..."],
+    [".###.", "#...#", "#...#", ".###.", "#...#", "#...#", ".###."],
+    [".###.", "#...#", "#...#", ".####", "....#", "...#.", ".##.."],
+]
+
+
+class CNNTask(Task):
+    name = "cnn"
+    num_classes = 10
+    SIZE = 12
+    N_TRAIN, N_TEST = 20000, 2000
+    # rotation (rad), scale range, shear, shift (of the half-width 1), pixel noise sigma
+    ROT, SCALE, SHEAR, SHIFT, NOISE = 0.25, (0.75, 1.15), 0.3, 0.2, 0.2
+    lr = 0.1
+    target = 94.5
+
+    def __init__(self, seed):
+        glyphs = np.zeros((self.num_classes, 1, 9, 9), np.float32)  # 7x5 in a 9x9 frame
+        for c, rows in enumerate(_GLYPHS):
+            glyphs[c, 0, 1:8, 2:7] = [[ch == "#" for ch in row] for row in rows]
+        glyphs = torch.from_numpy(glyphs)
+        g = np.random.default_rng((seed, 2, 1))
+
+        def draw(n):
+            y = g.integers(0, self.num_classes, n)
+            rot = g.uniform(-self.ROT, self.ROT, n)
+            scale = g.uniform(*self.SCALE, n)
+            shear = g.uniform(-self.SHEAR, self.SHEAR, n)
+            shift = g.uniform(-self.SHIFT, self.SHIFT, (n, 2))
+            c, s = np.cos(rot), np.sin(rot)
+            # output -> glyph coordinates: rotation times shear, shrunk by 1/scale
+            a = np.stack([np.stack([c, shear * c - s], 1),
+                          np.stack([s, shear * s + c], 1)], 1) / scale[:, None, None]
+            theta = torch.tensor(np.concatenate([a, shift[:, :, None]], 2),
+                                 dtype=torch.float32)
+            grid = F.affine_grid(theta, (n, 1, self.SIZE, self.SIZE), align_corners=False)
+            x = F.grid_sample(glyphs[y], grid, align_corners=False)
+            x = x * torch.from_numpy(g.uniform(0.6, 1.4, (n, 1, 1, 1)).astype(np.float32))
+            x = x + self.NOISE * torch.from_numpy(
+                g.standard_normal(x.shape).astype(np.float32))
+            return x.contiguous(), y
+        _store(self, draw(self.N_TRAIN), draw(self.N_TEST))
+
+    def make_model(self, seed):
+        side = (self.SIZE - 3) // 2 + 1  # 5
+        return _seeded_model(seed, lambda: nn.Sequential(
+            nn.Conv2d(1, 16, 3, stride=2), nn.ReLU(), nn.Flatten(),
+            nn.Linear(16 * side * side, 64), nn.ReLU(), nn.Linear(64, self.num_classes)))
+
+
+# -- seq: variable-length Markov-chain sequences -------------------------------------------
+class SeqPairs(nn.Module):
+    """Width-2 1-D convolution over token embeddings (as a linear layer on adjacent
+    pairs), ReLU, mean over the sequence's own pairs, linear. Padding is masked out."""
+
+    def __init__(self, vocab, num_classes, d=16, h=64):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, d)
+        self.pair = nn.Linear(2 * d, h)
+        self.out = nn.Linear(h, num_classes)
+
+    def forward(self, x, lengths):
+        e = self.emb(x)
+        h = F.relu(self.pair(torch.cat([e[:, :-1], e[:, 1:]], -1)))
+        n = lengths - 1  # pairs in each sequence (lengths >= 2)
+        keep = (torch.arange(h.shape[1])[None] < n[:, None]).to(h.dtype)
+        return self.out((h * keep[..., None]).sum(1) / n[:, None])
+
+
+class SeqTask(Task):
+    name = "seq"
+    num_classes = 10
+    VOCAB, MIN_LEN, MAX_LEN = 16, 4, 40
+    LEN_MEDIAN, LEN_SIGMA = 11.0, 0.6
+    SHARED, BETA = 1.5, 2.0  # scales of the shared and the class-specific logits
+    N_TRAIN, N_TEST = 20000, 2000
+    lr = 0.3
+    target = 90.5
+
+    def __init__(self, seed):
+        V, C = self.VOCAB, self.num_classes
+        gt = np.random.default_rng((TASK_SEED, 3))
+        logits = (self.SHARED * gt.standard_normal((1, V, V))
+                  + self.BETA * gt.standard_normal((C, V, V)))
+        p = np.exp(logits - logits.max(-1, keepdims=True))
+        cum = np.cumsum(p / p.sum(-1, keepdims=True), -1)  # (class, from, to)
+        cum[..., -1] = 1.0
+        g = np.random.default_rng((seed, 3, 1))
+
+        def draw(n):
+            y = g.integers(0, C, n)
+            lengths = np.clip(np.rint(self.LEN_MEDIAN * np.exp(
+                self.LEN_SIGMA * g.standard_normal(n))), self.MIN_LEN, self.MAX_LEN)
+            tok = np.zeros((n, self.MAX_LEN), np.int64)
+            tok[:, 0] = g.integers(0, V, n)
+            for t in range(1, self.MAX_LEN):
+                tok[:, t] = (cum[y, tok[:, t - 1]] < g.random(n)[:, None]).sum(1)
+            lengths = lengths.astype(np.int64)
+            tok[np.arange(self.MAX_LEN)[None] >= lengths[:, None]] = 0  # padding
+            return torch.from_numpy(tok), torch.from_numpy(lengths), y
+        x, self.len_train, y = draw(self.N_TRAIN)
+        x_test, self.len_test, y_test = draw(self.N_TEST)
+        _store(self, (x, y), (x_test, y_test))
+        # The test set in length-sorted chunks, each padded to its own longest sequence.
+        self._test_chunks = []
+        for o in torch.argsort(self.len_test).chunk(4):
+            n = self.len_test[o]
+            self._test_chunks.append((self.x_test[o, :int(n.max())], n, self.y_test[o]))
+        self._expected = {}
+
+    def make_model(self, seed):
+        return _seeded_model(seed, lambda: SeqPairs(self.VOCAB, self.num_classes))
+
+    def loss(self, model, batch):
+        lengths = self.len_train[batch]
+        x = self.x_train[batch, :int(lengths.max())]  # padded to the batch's longest
+        return F.cross_entropy(model(x, lengths), self.y_train_t[batch])
+
+    def accuracy(self, model):
+        with torch.no_grad():
+            correct = sum(int((model(x, n).argmax(1) == y).sum())
+                          for x, n, y in self._test_chunks)
+        return 100.0 * correct / len(self.y_test)
+
+    def expected_padded_tokens(self, b):
+        """E[b x longest of b lengths drawn uniformly from the training set], exactly."""
+        if b not in self._expected:
+            counts = np.bincount(self.len_train.numpy(), minlength=self.MAX_LEN + 1)
+            cdf_max = (np.cumsum(counts) / counts.sum()) ** b
+            p_max = np.diff(np.concatenate([[0.0], cdf_max]))
+            self._expected[b] = b * float((np.arange(len(p_max)) * p_max).sum())
+        return self._expected[b]
+
+    def compute_scale(self, batch):
+        b = len(batch)
+        return b * int(self.len_train[batch].max()) / self.expected_padded_tokens(b)
+
+
+TASKS = {"mlp": MLPTask, "cnn": CNNTask, "seq": SeqTask}
+
+
+# -- the measurements of the module docstring ---------------------------------------------
+def _timing(task, rounds=5, steps=200):
+    model = task.make_model(0)
+    opt = torch.optim.SGD(model.parameters(), lr=task.lr, momentum=task.momentum)
+    step_ms, acc_ms = [], []
+    for r in range(rounds):
+        times = []
+        for i, b in enumerate(task.batches(0, 8, "iid", steps + 20, r)):
+            t = time.thread_time()
+            opt.zero_grad()
+            task.loss(model, b).backward()
+            opt.step()
+            if i >= 20:
+                times.append(time.thread_time() - t)
+        step_ms.append(1e3 * float(np.median(times)))
+        times = []
+        for _ in range(10):
+            t = time.thread_time()
+            task.accuracy(model)
+            times.append(time.thread_time() - t)
+        acc_ms.append(1e3 * float(np.median(times)))
+    return step_ms, acc_ms
+
+
+def _pilot(T, seed, mode, steps, every, lr, size=8):
+    """Synchronous SGD on the concatenated batches of `size` ranks (Horovod's step)."""
+    task = T(seed)
+    model = task.make_model(seed)
+    opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=task.momentum)
+    per_rank = [task.batches(r, size, mode, steps, seed) for r in range(size)]
+    curve = [task.accuracy(model)]
+    for s in range(steps):
+        opt.zero_grad()
+        task.loss(model, torch.cat([b[s] for b in per_rank])).backward()
+        opt.step()
+        if (s + 1) % every == 0:
+            curve.append(task.accuracy(model))
+    return curve
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description="Measure the tasks (see the module docstring).")
+    p.add_argument("--tasks", default=",".join(TASKS))
+    p.add_argument("--timing", action="store_true", help="only the CPU cost")
+    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
+    p.add_argument("--modes", nargs="+", default=list(MODES), choices=MODES)
+    p.add_argument("--steps", type=int, default=400)
+    p.add_argument("--every", type=int, default=20)
+    p.add_argument("--lr", type=float, default=None, help="default: the task's")
+    args = p.parse_args(argv)
+    torch.set_num_threads(1)
+    for name in args.tasks.split(","):
+        T = TASKS[name]
+        t = time.perf_counter()
+        task = T(0)
+        init_s = time.perf_counter() - t
+        step_ms, acc_ms = _timing(task)
+        print(f"{name}: __init__ {init_s:.2f} s; CPU ms per step (batch {task.batch}, "
+              f"median of 200, 5 rounds) {' '.join(f'{x:.2f}' for x in step_ms)}; "
+              f"accuracy() {' '.join(f'{x:.1f}' for x in acc_ms)} ms", flush=True)
+        if args.timing:
+            continue
+        lr = args.lr or task.lr
+        for mode in args.modes:
+            for seed in args.seeds:
+                curve = _pilot(T, seed, mode, args.steps, args.every, lr)
+                tail = curve[-(len(curve) // 4 + 1):]
+                hit = next((i * args.every for i, a in enumerate(curve)
+                            if a >= task.target), None)
+                print(f"  {mode:6s} seed {seed} lr {lr}: "
+                      + " ".join(f"{a:.1f}" for a in curve)
+                      + f" | plateau (last quarter) {np.mean(tail):.2f}"
+                      + f" | target {task.target} at step {hit}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
