@@ -473,11 +473,16 @@ def main(bench, script, description):
     relaunch_under_mpirun(script, args.np, args.timeout, bench.env)
     for k, v in bench.env.items():
         os.environ.setdefault(k, v)
+    abort_on_error(run, bench, args)
+
+
+def abort_on_error(fn, *args):
+    """Runs fn(*args) on this rank; an exception aborts the whole MPI job: one rank's
+    error (a WAGMA stall, a bug in the report) would otherwise leave the others
+    waiting at a barrier until mpirun's timeout."""
     try:
-        run(bench, args)
+        fn(*args)
     except BaseException:
-        # One rank's error (a WAGMA stall, a bug in the report) would leave the others
-        # waiting at a barrier until mpirun's timeout.
         import traceback
         from mpi4py import MPI
         traceback.print_exc()

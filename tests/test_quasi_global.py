@@ -5,7 +5,7 @@ the heavy-ball fixed point that lets learning rates carry over."""
 import numpy as np
 import torch
 
-from reference import average_round
+from reference import average_round, is_global
 
 TOLERANCE = 1e-5  # float32 parameters and buffers
 
@@ -50,6 +50,11 @@ def _reference(res_by_rank, quasi_global=True):
                     new_buf[i][k] = beta * old_buf[i][k] \
                         + (1 - beta) * (x[i][k] - half[i][k]) / lr
             x[i], buf[i] = half[i], new_buf[i]
+        if quasi_global and is_global(step, tau):  # the rebuilt buffers are averaged
+            for k in range(len(groups)):
+                mean = np.mean([buf[i][k] for i in range(P)], axis=0)
+                for i in range(P):
+                    buf[i][k] = mean
         xs.append([list(t) for t in x])
         ms.append([list(t) for t in buf])
     return xs, ms
@@ -92,8 +97,9 @@ def test_torch_refuses_other_optimizers(mpi):
             assert "got SGD with momentum=0" in res[key], res[key]
         assert res["bogus"].startswith("ValueError") and "quasi_global" in res["bogus"]
         assert res["ok"] is None and res["has_momentum"]
-        # No optimizer state is sent: the model's stream is the only one.
-        assert len(res["streams"]) == 1 and res["streams"][0].endswith(".model0"), res
+        # State is sent only at global rounds (the ".sync" stream), never with the
+        # model's group rounds.
+        assert [s.rsplit(".", 1)[1] for s in res["streams"]] == ["model0", "sync0"], res
 
 
 def test_torch_fixed_point_is_heavy_balls():

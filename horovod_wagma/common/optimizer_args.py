@@ -63,3 +63,18 @@ def fp16_correction_rule(global_round):
     rounds apply it as a correction, x + (avg16 - x16), keeping this rank's own
     full-precision residual. Returns "replace" or "correct"."""
     return "replace" if global_round else "correct"
+
+
+# The optimizers' own defaults, chosen by the time-to-accuracy matrix (README,
+# "Defaults"): they differ from init()'s op defaults ("fresh", blocking), which keep
+# the op's normative semantics (DESIGN.md §3).
+OPTIMIZER_AVERAGING = "local"
+
+
+def optimizer_global_rounds(global_rounds, wait_avoiding):
+    """The optimizers' global_rounds: as given, else wait-avoiding, unless group
+    rounds wait for every member (wait_avoiding=False), which makes them blocking."""
+    if global_rounds is not None:
+        return global_rounds
+    return "wait_avoiding" if wait_avoiding else "blocking"
+

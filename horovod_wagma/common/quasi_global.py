@@ -18,6 +18,13 @@ with momentum beta > 0 and learning rate lr (torch units: the buffer m multiplie
     m      = beta * m_old + (1 - beta) * d                           (replaces m)
     v      = beta * v_old + (1 - beta) * (x_new - x)                 (Keras: same rule)
 
+In the PyTorch optimizer the rebuilt buffers are also averaged at global rounds (the
+"on_sync" traffic, 1/tau of the model's): a global round pulls every rank to the same
+model, and without it each rank's own share of that pull would live on in its
+momentum and push the ranks apart again right after the exact average (measured in
+bench/time_to_accuracy.py's exploration, mlp IID: 73-75% final accuracy instead of
+86%). The Keras optimizer has no global-round state averaging yet.
+
 Learning rates carry over from heavy-ball momentum: with a constant gradient g and
 no averaging, torch's step gives x - x_new = lr * (beta * m + g), so the fixed point
 of m = beta * m + (1 - beta) * (beta * m + g) is (1 - beta)^2 m = (1 - beta) g, i.e.

@@ -23,8 +23,10 @@ import horovod.tensorflow as _hvd_tf
 import tensorflow as tf
 from horovod.tensorflow.keras import Compression
 
-from horovod_wagma.common.optimizer_args import (buckets_from_groups,
-                                                 check_horovod_arguments)
+from horovod_wagma.common.optimizer_args import (OPTIMIZER_AVERAGING,
+                                                 buckets_from_groups,
+                                                 check_horovod_arguments,
+                                                 optimizer_global_rounds)
 from horovod_wagma.keras.fusion import dtype_buckets, pack, unpack_assign
 from horovod_wagma.keras.quasi_global_momentum import QuasiGlobalMomentum
 from horovod_wagma.tensorflow import ops
@@ -105,19 +107,22 @@ def DistributedWagmaOptimizer(optimizer, name=None, device_dense="", device_spar
                               average_aggregated_gradients=False, num_groups=0,
                               groups=None, process_set=_hvd_tf.global_process_set,
                               scale_local_gradients=True, *, group_size=None,
-                              sync_period=10, averaging=None, wait_avoiding=True,
+                              sync_period=10, averaging=OPTIMIZER_AVERAGING,
+                              wait_avoiding=True,
                               global_rounds=None, max_staleness=None,
                               average_optimizer_state="never"):
     """Wraps a Keras optimizer like ``hvd.DistributedOptimizer`` (same arguments, same
     order) but averages models with WAGMA instead of allreducing gradients.
 
-    WAGMA arguments (keyword-only): ``group_size``, ``sync_period``, ``averaging``,
-    ``wait_avoiding``, ``global_rounds``, ``max_staleness``, as for the torch
+    WAGMA arguments (keyword-only): ``group_size``, ``sync_period``, ``averaging``
+    (default "local"), ``wait_avoiding``, ``global_rounds`` (default "wait_avoiding";
+    "blocking" when wait_avoiding=False), ``max_staleness``, as for the torch
     optimizer, and ``average_optimizer_state``: "never" (the default here: optimizer
     state such as momentum stays local, as in the paper) or "quasi_global"
     (quasi-global momentum, Lin et al. 2021: nothing extra is sent; after each step's
     averaging the velocity becomes v <- beta*v_old + (1-beta)*(x_after_averaging -
-    x_before_step); needs tf.keras.optimizers.SGD with momentum > 0, else
+    x_before_step), without the torch optimizer's averaging of the buffers at global
+    rounds; needs tf.keras.optimizers.SGD with momentum > 0, else
     ValueError). "on_sync" and "always" are PyTorch-only (ValueError). Of Horovod's:
     ``process_set``
     restricts WAGMA to that set; ``compression=Compression.fp16`` sends fp16;
@@ -135,7 +140,8 @@ def DistributedWagmaOptimizer(optimizer, name=None, device_dense="", device_spar
     if average_optimizer_state == "quasi_global":
         QuasiGlobalMomentum.check(optimizer)
     knobs = dict(group_size=group_size, sync_period=sync_period, averaging=averaging,
-                 wait_avoiding=wait_avoiding, global_rounds=global_rounds,
+                 wait_avoiding=wait_avoiding,
+                 global_rounds=optimizer_global_rounds(global_rounds, wait_avoiding),
                  max_staleness=max_staleness)
     config, _, _ = ops._basics.stream_config(process_set, **knobs)
     cls = type(optimizer.__class__.__name__, (optimizer.__class__,),

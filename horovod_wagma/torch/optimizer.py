@@ -27,8 +27,10 @@ import itertools
 import horovod.torch as _hvd
 import torch
 
-from horovod_wagma.common.optimizer_args import (buckets_from_groups,
+from horovod_wagma.common.optimizer_args import (OPTIMIZER_AVERAGING,
+                                                 buckets_from_groups,
                                                  check_horovod_arguments,
+                                                 optimizer_global_rounds,
                                                  fp16_correction_rule)
 from horovod_wagma.common.rounds import global_round_between, is_global_round
 from horovod_wagma.torch import ops
@@ -104,7 +106,10 @@ class _DistributedWagmaOptimizer(torch.optim.Optimizer):
         always = self._state_averaging == "always"
         self._model_buffers = fuse_by_dtype(None, self._bucketed(with_state=always))
         on_sync = list(self._named_buffers)
-        if self._state_averaging == "on_sync":
+        # quasi_global: the rebuilt buffers are averaged at global rounds too, so
+        # each rank's share of a global round's pull does not live on in its own
+        # momentum (measured: without it, 73-75% instead of 86% on bench's mlp task).
+        if self._state_averaging in ("on_sync", "quasi_global"):
             on_sync += [s for p in self._params() for s in self._state_tensors(p)]
         self._sync_buffers = fuse_by_dtype(on_sync) if on_sync else []
 
@@ -112,9 +117,11 @@ class _DistributedWagmaOptimizer(torch.optim.Optimizer):
     def step(self, closure=None):
         before = self._qgm.snapshot() if self._qgm else None
         loss = super(self.__class__, self).step(closure)
-        self._average()
+        global_round = self._average()
         if self._qgm:
             self._qgm.rebuild(before)
+        if global_round and self._sync_buffers:
+            self._average_globally(self._sync_buffers, "sync")
         return loss
 
     def _average(self):
@@ -148,8 +155,7 @@ class _DistributedWagmaOptimizer(torch.optim.Optimizer):
             # last step: the other ranks ran their duties there.
             global_round = global_round_between(self._served, served, tau)
             self._served = served
-        if global_round and self._sync_buffers:
-            self._average_globally(self._sync_buffers, "sync")
+        return global_round
 
     def _average_globally(self, buffers, tag, blocking=False):
         """Global average through the engine (every round of these streams is global:
@@ -224,7 +230,8 @@ def DistributedWagmaOptimizer(optimizer, named_parameters=None,
                               num_groups=0, groups=None,
                               sparse_as_dense=False,
                               process_set=_hvd.global_process_set, *,
-                              group_size=None, sync_period=10, averaging=None,
+                              group_size=None, sync_period=10,
+                              averaging=OPTIMIZER_AVERAGING,
                               wait_avoiding=True, named_buffers=None,
                               average_optimizer_state="on_sync", global_rounds=None,
                               max_staleness=None):
@@ -234,21 +241,23 @@ def DistributedWagmaOptimizer(optimizer, named_parameters=None,
     WAGMA arguments (keyword-only):
       group_size: ranks per averaging group S (default: smallest power of 2 >= sqrt P).
       sync_period: every this many steps the average is global (tau).
-      averaging: "fresh", "paper" or "local" rule for stale contributions (default:
-        init's; see README).
+      averaging: "local" (the default), "fresh" or "paper" rule for stale
+        contributions (DESIGN.md §3; chosen by the time-to-accuracy matrix, README).
       wait_avoiding: False makes group rounds wait for every member (ablation).
       named_buffers: e.g. ``model.named_buffers()``; floating ones are averaged at
         every global round.
       average_optimizer_state: "never" (the paper), "on_sync" (momentum etc. averaged
         at global rounds; the default), "always" (averaged with the parameters every
-        step) or "quasi_global" (quasi-global momentum, Lin et al. 2021: nothing extra
-        is sent; after each step's averaging the SGD momentum buffer becomes
-        m <- beta*m_old + (1-beta)*(x_before_step - x_after_averaging)/lr, per group;
-        needs torch.optim.SGD with momentum > 0, else ValueError; sync() averages
-        the buffers as with "on_sync").
-      global_rounds: "blocking" (the paper; default: init's) or "wait_avoiding": global
-        rounds wait for nobody either, so a persistently slow rank no longer sets
-        everyone's pace; it skips the rounds its engine served while it computed.
+        step) or "quasi_global" (quasi-global momentum, Lin et al. 2021: after each
+        step's averaging the SGD momentum buffer becomes
+        m <- beta*m_old + (1-beta)*(x_before_step - x_after_averaging)/lr, per group,
+        and the rebuilt buffers are averaged at global rounds as with "on_sync";
+        needs torch.optim.SGD with momentum > 0, else ValueError).
+      global_rounds: "wait_avoiding" (the default; "blocking" when
+        wait_avoiding=False): global rounds wait for nobody either, so a persistently
+        slow rank no longer sets everyone's pace; it skips the rounds its engine served
+        while it computed. "blocking" is the paper's: every rank enters every global
+        round, which leaves the models bit-identical there.
       max_staleness: with wait-avoiding global rounds, the oldest (in rounds) a value
         an engine contributes for its app may be; a slower rank makes the others wait
         at that point instead (default: sync_period).
@@ -267,7 +276,8 @@ def DistributedWagmaOptimizer(optimizer, named_parameters=None,
     cls = type(optimizer.__class__.__name__, (optimizer.__class__,),
                dict(_DistributedWagmaOptimizer.__dict__))
     knobs = dict(group_size=group_size, sync_period=sync_period, averaging=averaging,
-                 wait_avoiding=wait_avoiding, global_rounds=global_rounds,
+                 wait_avoiding=wait_avoiding,
+                 global_rounds=optimizer_global_rounds(global_rounds, wait_avoiding),
                  max_staleness=max_staleness)
     return cls(optimizer.param_groups, named_parameters, compression,
                backward_passes_per_step, process_set, knobs, named_buffers,

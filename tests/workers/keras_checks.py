@@ -41,7 +41,7 @@ def make_model():
 out = {}
 model = make_model()
 wa_knobs = dict(global_rounds="wait_avoiding", compression=hvd.Compression.fp16) \
-    if scenario.startswith("wa_") else {}
+    if scenario.startswith("wa_") else dict(global_rounds="blocking")  # exact globals
 opt = hvd.DistributedWagmaOptimizer(tf.keras.optimizers.SGD(0.05, momentum=0.9),
                                     group_size=2, sync_period=4, **wa_knobs)
 if scenario == "fit":

@@ -38,6 +38,11 @@ class Net(nn.Module):
         return self.fc2(F.relu(self.bn(self.fc1(x))))
 
 
+# The scenarios below test blocking global rounds (models bit-identical there) and the
+# exact mean; the optimizer's defaults are wait-avoiding and "local".
+BLOCKING = dict(global_rounds="blocking", averaging="fresh")
+
+
 def flat(model):
     return torch.cat([p.detach().reshape(-1) for p in model.parameters()])
 
@@ -75,7 +80,7 @@ if scenario == "identical_after_global":
     opt = DistributedWagmaOptimizer(torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9),
                                     named_parameters=model.named_parameters(),
                                     group_size=2, sync_period=tau,
-                                    named_buffers=model.named_buffers())
+                                    named_buffers=model.named_buffers(), **BLOCKING)
     out["identical"] = train(opt, model, 12, tau)
     out["bn_identical"] = all_equal(model.bn.running_mean.detach())
     # Between global rounds the models differ (they are averaged in groups only).
@@ -90,7 +95,7 @@ elif scenario == "lr0":
     initial = flat(model).double()
     average = torch.tensor(comm.allreduce(initial.numpy())) / size
     opt = DistributedWagmaOptimizer(torch.optim.SGD(model.parameters(), lr=0.0),
-                                    group_size=2, sync_period=4)
+                                    group_size=2, sync_period=4, **BLOCKING)
     errs = []
     for step in range(9):
         opt.zero_grad()
@@ -103,7 +108,8 @@ elif scenario == "passes":
     tau = 4
     opt = DistributedWagmaOptimizer(torch.optim.SGD(model.parameters(), lr=0.05),
                                     named_parameters=model.named_parameters(),
-                                    backward_passes_per_step=2, group_size=2, sync_period=tau)
+                                    backward_passes_per_step=2, group_size=2, sync_period=tau,
+                                    **BLOCKING)
     before = engine_lib.stats()["rounds_completed"]
     out["identical"] = train(opt, model, 8, tau, passes=2)
     out["rounds"] = opt._round
@@ -114,7 +120,8 @@ elif scenario == "fp16":
         torch.manual_seed(rank)
         m = Net()
         opt = DistributedWagmaOptimizer(torch.optim.SGD(m.parameters(), lr=0.05),
-                                        compression=compression, group_size=2, sync_period=tau)
+                                        compression=compression, group_size=2, sync_period=tau,
+                                        **BLOCKING)
         b0 = engine_lib.stats()["bytes_sent"]
         ident = train(opt, m, 8, tau)
         results[name] = dict(bytes=engine_lib.stats()["bytes_sent"] - b0, identical=ident,
@@ -124,7 +131,8 @@ elif scenario == "process_set":
     before = flat(model).clone()
     if rank in (0, 1, 2):
         opt = DistributedWagmaOptimizer(torch.optim.SGD(model.parameters(), lr=0.05),
-                                        group_size=2, sync_period=3, process_set=subset)
+                                        group_size=2, sync_period=3, process_set=subset,
+                                        **BLOCKING)
         train(opt, model, 6, 3, check_every_global=False)
     vals = comm.allgather(flat(model).numpy().tobytes())
     out["subset_identical"] = vals[0] == vals[1] == vals[2]

@@ -1,0 +1,69 @@
+"""The time-to-accuracy benchmark's own logic (single process, no timing asserted):
+the snapshot clock, the analysis that turns curves into ratios, and method specs.
+A wrong snapshot or ratio would silently bias every number in the README."""
+import math
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "bench"))
+import time_to_accuracy as tta  # noqa: E402
+import tta_methods  # noqa: E402
+
+
+def test_snapshot_slots_hold_the_model_before_the_step_that_spans_them():
+    import torch
+    model = torch.nn.Linear(1, 1, bias=False)
+    with torch.no_grad():
+        model.weight.fill_(0.0)
+    snaps = tta.Snapshots(*tta.torch_flatten(model), interval=1.0, budget=5.0)
+    # Steps end at 0.5, 2.7 (spans slots 1 and 2), 2.9, 4.2 (spans 3 and 4); the
+    # model after step k is k.
+    for k, end in enumerate([0.5, 2.7, 2.9, 4.2], start=1):
+        snaps.before_step()
+        with torch.no_grad():
+            model.weight.fill_(float(k))
+        snaps.after_step(end)
+    snaps.finish()  # slot 5 (t=5.0): after the last step, the final model
+    assert snaps.store[:, 0].tolist() == [0.0, 1.0, 1.0, 3.0, 3.0, 4.0]
+
+
+def _run(method, seed, points):
+    return {"method": method, "seed": seed, "curve": points, "steps_per_s": 10.0}
+
+
+def test_analysis_ratios_per_seed_and_best_local_baseline():
+    curves = {  # time at which each reaches 90 (the target), per seed
+        "horovod": [10.0, 20.0], "localsgd": [6.0, 8.0], "hier": [5.0, 12.0],
+        "wagma": [3.0, 4.0]}
+    runs = [_run(m, s, [[0.0, 10.0], [t, 91.0], [t + 1, 92.0]])
+            for m, ts in curves.items() for s, t in enumerate(ts)]
+    runs.append(_run("diloco", 0, [[0.0, 10.0], [5.0, 50.0]]))  # never reaches 90
+    runs.append(_run("diloco", 1, [[0.0, 10.0], [5.0, 95.0]]))
+    methods = list(curves) + ["diloco"]
+    rows, best = tta.analyse_case(runs, methods, target=90.0)
+    # Medians: localsgd 7, hier 8.5, diloco median(inf, 5) = inf -> localsgd is best.
+    assert best == "localsgd"
+    assert rows["wagma"]["x_horovod"] == (pytest.approx(0.25), 0.2, 0.3)
+    assert rows["wagma"]["x_best_local"][1:] == (0.5, 0.5)
+    assert rows["diloco"]["reached"] == 1 and rows["diloco"]["time"][2] == math.inf
+    case = ("mlp", "iid", "random")
+    assert tta.verdict(case, rows["wagma"], best) == "met"
+    assert tta.verdict(case, rows["hier"], best) == "MISSED"  # 0.6x Horovod, 1.3x local
+    assert tta.verdict(("mlp", "iid", "persistent"), rows["hier"], best) == "met"
+    assert tta.final_accuracy(runs[0]) == pytest.approx((10 + 91 + 92) / 3)
+
+
+@pytest.mark.parametrize("spec,error", [
+    ("adam", "unknown method"), ("wagma:rule", "key=value"),
+    ("localsgd:S=2", "unknown options"), ("horovod:tau=3", "unknown options")])
+def test_bad_method_specs_are_refused(spec, error):
+    with pytest.raises(ValueError, match=error):
+        tta_methods.parse_spec(spec)
+
+
+def test_method_spec_values():
+    assert tta_methods.parse_spec("wagma:rule=local,S=2,outer=0.5,rounds=wa") == (
+        "wagma", {"rule": "local", "S": 2, "outer": 0.5, "rounds": "wa"})
