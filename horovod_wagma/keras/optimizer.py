@@ -71,8 +71,9 @@ class _WagmaKerasMixin:
     def join(self):
         """Call when this rank runs out of data (uneven data): its model keeps
         serving the other ranks' averaging until every rank has joined. Returns the
-        last rank to join; afterwards every rank's step count is the furthest any
-        rank reached."""
+        last rank to join. With blocking global rounds every rank's step count is
+        then the furthest any rank reached; with wait-avoiding ones (the default)
+        each keeps its own count and the rounds go on from the newest."""
         last = ops.join()
         w = self._wagma
         if not w["wait_avoiding_global"]:

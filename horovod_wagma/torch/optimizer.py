@@ -191,8 +191,9 @@ class _DistributedWagmaOptimizer(torch.optim.Optimizer):
     def join(self):
         """Call when this rank runs out of data: its model keeps serving the other
         ranks' averaging until every rank has joined. Returns the last rank to join.
-        Afterwards every rank's step count is the furthest any rank reached, so
-        training may continue in step."""
+        With blocking global rounds every rank's step count is then the furthest any
+        rank reached, so training may continue in step; with wait-avoiding ones (the
+        default) each keeps its own count and the rounds go on from the newest."""
         last = ops.join()
         if not self._wait_avoiding_global:
             # Blocking rounds: step numbers are round numbers, so they must agree.

@@ -34,7 +34,8 @@ else:
     model = torch.nn.Linear(4, 1)
     opt = hvd.DistributedWagmaOptimizer(torch.optim.SGD(model.parameters(), lr=0.05),
                                         named_parameters=model.named_parameters(),
-                                        group_size=2, sync_period=5, wait_avoiding=True)
+                                        group_size=2, sync_period=5, wait_avoiding=True,
+                                        global_rounds="blocking")  # aligned steps
     gen = torch.Generator().manual_seed(100 + rank)
     batches = 20 + 7 * rank  # uneven data
     for _ in range(batches):
