@@ -1,6 +1,6 @@
 """Straggler demo: the same training script with Horovod and with WAGMA, side by side.
 
-    python examples/straggler_training_demo.py          # what `make demo` runs
+    python examples/straggler_training_demo.py          # steps/s only; `make demo` shows time to accuracy
 
 Runs examples/pytorch_mnist_style.py twice under ``mpirun -np 4 --oversubscribe``:
 once with ``--optimizer horovod`` (hvd.DistributedOptimizer, a global gradient
