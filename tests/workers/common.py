@@ -34,3 +34,13 @@ def initial_value(rank, n, size):
     """A distinct, exactly representable start vector per rank (float64)."""
     k = np.arange(n, dtype=np.float64)
     return ((rank * 7 + k * 3) % (2 * size)) + 0.25 * rank
+
+
+def error(fn):
+    """None if fn() returns, else "Type: message" of what it raised (for tests that
+    check the error a rank reports)."""
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001 - the test inspects the type and text
+        return f"{type(e).__name__}: {e}"
+    return None

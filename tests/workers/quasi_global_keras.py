@@ -11,20 +11,12 @@ import horovod_wagma.keras as hvd  # noqa: E402  (before TensorFlow: Keras 2)
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from common import emit  # noqa: E402
+from common import emit, error  # noqa: E402
 
 hvd.init()
 rank = hvd.rank()
 BETA = 0.9
 out = {}
-
-
-def error(fn):
-    try:
-        fn()
-    except Exception as e:  # noqa: BLE001 - the test inspects the type and text
-        return f"{type(e).__name__}: {e}"
-    return None
 
 
 def setup(mode, nesterov=False):

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 from mpi4py import MPI
 
-from common import emit
+from common import emit, error
 
 import horovod_wagma.torch as wagma
 
@@ -20,14 +20,6 @@ scenario = sys.argv[1]
 wagma.init()
 rank, size = wagma.rank(), wagma.size()
 out = {}
-
-
-def error(fn):
-    try:
-        fn()
-    except Exception as e:  # noqa: BLE001 - the test inspects the type and text
-        return f"{type(e).__name__}: {e}"
-    return None
 
 
 if scenario == "exact":
