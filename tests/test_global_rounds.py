@@ -95,3 +95,19 @@ def test_stopped_rank_ends_in_the_stall_error(mpi):
     stopped = run.results[2]["stream"]
     assert 0 < stopped["passive_joins"] and stopped["contribution_age_max"] <= m, stopped
     assert stopped["staleness_waits"] > 0, stopped
+
+
+def test_equal_steps_with_a_slow_rank_then_sync_does_not_hang(mpi):
+    """The optimizer's defaults (wait-avoiding global rounds), every rank the same
+    number of steps, the last rank 3x slower, then sync(). The slow rank skipped rounds,
+    so its last steps run rounds more than max_staleness (= sync_period = 5) past the
+    fast ranks' last ones while those wait in sync(): their engines must serve them
+    (before the fix this hung; CI, session 5). After sync() all models are equal."""
+    res = mpi("equal_steps_sync.py", P, 3, 60, 0.005, timeout=120).results
+    slow = res[P - 1]
+    assert slow["stream"]["rounds_skipped"] > 5, slow["stream"]
+    # Some fast rank served a round older than max_staleness while its app waited in
+    # sync(): the scenario exercised the hang.
+    assert max(res[r]["stream"]["contribution_age_max"] for r in range(P - 1)) > 5
+    for r in range(1, P):
+        assert res[r]["params"] == res[0]["params"]

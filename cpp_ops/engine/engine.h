@@ -134,7 +134,9 @@ class Engine {
   void EnterRound(Stream& s, RoundState& rs);
   // Wait-avoiding global rounds: joining `round` passively would contribute a value
   // older than max_staleness rounds, so the round waits for the app instead.
+  // Not while the app waits on another stream's call (it could be waiting for us).
   bool TooStaleToJoin(const Stream& s, int64_t round) const;
+  bool AppWaitsOnAnotherStream(const Stream& s) const;
   void JoinRound(Stream& s, RoundState& rs, const void* contribution, bool activate);
   void JoinPassively(Stream& s, int64_t round);
   // Writes the app's output, publishes it, completes the handle, forgets the round.

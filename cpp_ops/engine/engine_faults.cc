@@ -317,8 +317,9 @@ void Engine::InspectStalls() {
     std::fprintf(stderr,
                  "[horovod_wagma rank %d] stall: %s round %lld of stream '%s' has waited "
                  "%.0f s; %s; waiting: %s. A rank may be stuck, or run fewer steps than the "
-                 "others (call join() when out of data). WAGMA_STALL_TIMEOUT_S makes the "
-                 "waiting ranks raise.\n",
+                 "others (call join() when out of data), or wait in a Horovod collective while "
+                 "others still step with wait-avoiding global rounds (call the optimizer's "
+                 "sync() first). WAGMA_STALL_TIMEOUT_S makes the waiting ranks raise.\n",
                  rank_, plan.global ? "global" : "group", static_cast<long long>(stall.round),
                  NameForMessage(s.spec.name).c_str(), stall.waited_s, note.c_str(),
                  RankList(waiting).c_str());

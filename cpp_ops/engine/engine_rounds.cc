@@ -84,7 +84,21 @@ void Engine::EnterRound(Stream& s, RoundState& rs) {
 bool Engine::TooStaleToJoin(const Stream& s, int64_t round) const {
   // A rank that joined (or is leaving) serves its final model: it has no app to wait for.
   if (!s.spec.config.wait_avoiding_global() || self_joined_ || leaving_) return false;
-  return round - s.last_app_round > s.spec.config.max_staleness;
+  if (round - s.last_app_round <= s.spec.config.max_staleness) return false;
+  // An app waiting on another stream cannot bring a fresher value before that call
+  // completes, and that call may need the very peers who wait here: sync()'s blocking
+  // round against a slower rank's last steps, whose skipped rounds put it more than
+  // max_staleness ahead (a hang, seen in CI). So its engine serves the stale value.
+  return !AppWaitsOnAnotherStream(s);
+}
+
+bool Engine::AppWaitsOnAnotherStream(const Stream& s) const {
+  for (const auto& kv : streams_) {
+    if (&kv.second == &s) continue;
+    for (const auto& r : kv.second.rounds)
+      if (r.second.call && !r.second.completed) return true;
+  }
+  return false;
 }
 
 void Engine::JoinPassively(Stream& s, int64_t round) {

@@ -4,12 +4,12 @@ plus WAGMA's. They work beside Horovod's ``BroadcastGlobalVariablesCallback`` an
 import time
 
 from horovod.tensorflow.keras.callbacks import *  # noqa: F401,F403
-import horovod.tensorflow as _hvd_tf
 import numpy as np
 import tensorflow as tf
 
 from horovod_wagma.common import engine_lib
 from horovod_wagma.keras.optimizer import sync_global
+from horovod_wagma.tensorflow import ops
 
 
 class WagmaGlobalSyncCallback(tf.keras.callbacks.Callback):
@@ -32,19 +32,31 @@ class WagmaGlobalSyncCallback(tf.keras.callbacks.Callback):
 
 class MetricAverageCallback(tf.keras.callbacks.Callback):
     """Averages the epoch's metrics over all ranks (in place in ``logs``). Put it
-    before callbacks that read the logs. Horovod's own fails on TF 2.21 (it reaches
-    for Keras 3's backend); this one uses Horovod's TF allreduce directly."""
+    before callbacks that read the logs. Replaces Horovod's, which fails on TF 2.21
+    (it reaches for Keras 3's backend). The average runs through the WAGMA engine (a
+    blocking global round), not a Horovod allreduce: a fast rank waiting here then
+    still serves a slower rank's last steps with wait-avoiding global rounds, which
+    a rank waiting inside Horovod cannot (README, staleness bound)."""
+
+    def __init__(self, name="wagma.keras_metrics"):
+        super().__init__()
+        self._name = name
 
     def on_epoch_end(self, epoch, logs=None):
         if not logs:
             return
-        for key in sorted(logs):
-            value = logs[key]
-            if isinstance(value, (int, float, np.floating, np.integer)) or (
-                    tf.is_tensor(value) and value.shape.rank == 0):
-                avg = _hvd_tf.allreduce(tf.constant(float(value), tf.float64),
-                                        op=_hvd_tf.Average, name=f"metric.{key}")
-                logs[key] = float(avg)
+        keys = [k for k in sorted(logs)
+                if isinstance(logs[k], (int, float, np.floating, np.integer)) or (
+                    tf.is_tensor(logs[k]) and logs[k].shape.rank == 0)]
+        if not keys:
+            return
+        values = tf.constant([float(logs[k]) for k in keys], tf.float64)
+        # The stream is named by the keys, so ranks with different metrics get a clear
+        # mismatch error instead of mixed values.
+        avg = ops.group_allreduce(values, name=f"{self._name}.{','.join(keys)}",
+                                  sync_period=1, global_rounds="blocking")
+        for key, value in zip(keys, avg.numpy().tolist()):
+            logs[key] = value
 
 
 class WagmaStatsCallback(tf.keras.callbacks.Callback):
