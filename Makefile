@@ -10,7 +10,7 @@ export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 export OMPI_MCA_mpi_yield_when_idle := 1
 
-.PHONY: install test demo demo-op bench bench-kernel clean
+.PHONY: install test multihost demo demo-op bench bench-kernel clean
 
 install: $(STAMP)
 
@@ -20,6 +20,12 @@ $(STAMP): $(INSTALL_INPUTS)
 
 test: install
 	$(PY) -m pytest -v tests
+
+# Three emulated hosts (network namespaces, TCP, per-link latency and bandwidth caps):
+# gossip exactness, a straggler host, horovodrun, a host killed and a link cut, with a
+# summary line. Needs root; make test runs the same checks (tests/test_multihost.py).
+multihost: install
+	$(PY) multihost/checks.py
 
 # The verdict in about a minute: Horovod, local SGD and WAGMA with its defaults train
 # the same task on 8 ranks under random stragglers, side by side; prints each one's

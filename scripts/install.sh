@@ -10,7 +10,8 @@ VENV=.venv
 PY=$VENV/bin/python
 
 need_apt=()
-for pkg in openmpi-bin libopenmpi-dev g++ make; do
+# iproute2: ip netns and tc for the emulated hosts of make multihost (tests/test_multihost.py).
+for pkg in openmpi-bin libopenmpi-dev g++ make iproute2; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
 done
 if [ ${#need_apt[@]} -gt 0 ]; then

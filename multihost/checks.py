@@ -1,0 +1,231 @@
+"""The multi-host checks (`make multihost`; tests/test_multihost.py runs the same
+functions under pytest). Three emulated hosts of two ranks each (multihost/cluster.py):
+hosts 1 and 2 on 1 ms, 1 Gbit/s links, host 3 on a slower 4 ms, 100 Mbit/s link.
+
+Each check launches real ranks across the hosts with a timeout and returns
+(passed, detail); `main` prints one line per check and a summary line, and exits
+non-zero if any failed. Checks:
+  gossip        exact group/global averages across hosts (blocking and wait-avoiding
+                global rounds, float64/float32, both reduction paths), over TCP
+  straggler     a slow host (its ranks 4x slower) is not waited for with
+                wait-avoiding global rounds, and is with blocking ones
+  horovodrun    the PyTorch optimizer drop-in (examples/pytorch_mnist_style.py),
+                launched with `horovodrun --mpi -H ...`, trains and learns
+  host_killed   a host's processes die mid-run: every surviving rank ends in a clear
+                error naming the lost ranks within 60 s, and the job ends
+  link_cut      a host's link is cut mid-run: the same
+"""
+import argparse
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, ROOT)
+
+from multihost.cluster import EmulatedCluster, HostSpec, Link, why_unavailable  # noqa: E402
+
+WORKER = os.path.join(HERE, "worker.py")
+PYTHON = sys.executable
+TOLERANCE = {"float64": 1e-9, "float32": 1e-4}
+# A round that waits this long for a lost peer fails with the stall error (the engine
+# cannot tell a dead host from a slow one without a bound; DESIGN.md faults).
+FAULT_STALL_TIMEOUT_S = 20
+FAULT_DEADLINE_S = 60
+
+
+def default_hosts():
+    return [HostSpec(2, Link(1.0, 1000.0)), HostSpec(2, Link(1.0, 1000.0)),
+            HostSpec(2, Link(4.0, 100.0))]
+
+
+def read_results(results_dir):
+    out = {}
+    for path in glob.glob(os.path.join(results_dir, "rank*.json")):
+        with open(path) as f:
+            d = json.load(f)
+        out[d["rank"]] = d
+    return out
+
+
+def launch(cluster, argv, timeout, env=None, via="mpirun"):
+    """Runs argv on every rank; returns (returncode or None on timeout, stdout, stderr,
+    results). The whole process tree is killed on timeout."""
+    results = tempfile.mkdtemp(prefix="wagma_mh_")
+    full_env = cluster.env(dict(os.environ, WAGMA_TEST_RESULTS=results,
+                                PYTHONUNBUFFERED="1", **(env or {})))
+    cmd = cluster.mpirun(argv) if via == "mpirun" else cluster.horovodrun(argv)
+    proc = subprocess.Popen(cmd, env=full_env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+        rc = proc.returncode
+    except subprocess.TimeoutExpired:
+        _kill_job(cluster, proc)
+        out, err = proc.communicate()
+        rc = None
+    return rc, out, err, read_results(results)
+
+
+def _kill_job(cluster, proc):
+    import signal
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    for i in range(1, len(cluster.hosts) + 1):
+        cluster.kill_host(i)
+
+
+def check_gossip(cluster):
+    before = [cluster.link_bytes(i) for i in range(1, len(cluster.hosts) + 1)]
+    rc, out, err, res = launch(cluster, [PYTHON, WORKER, "gossip"], timeout=240)
+    if rc != 0 or len(res) != cluster.size:
+        return False, f"rc={rc}, {len(res)} results; stderr: {err[-1500:]}"
+    bad = [(rank, name, e) for rank, r in res.items() for name, e in r["errors"].items()
+           if not e <= TOLERANCE[next(d for d in TOLERANCE if f".{d}." in name)]]
+    crossed = [cluster.link_bytes(i) - b for i, b in enumerate(before, start=1)]
+    if bad:
+        return False, f"{len(bad)} inexact results, e.g. {bad[:3]}"
+    if min(crossed) < 100_000:
+        return False, f"too little traffic crossed the hosts' links: {crossed} bytes"
+    n = len(res[0]["errors"])
+    return True, (f"{n} configurations exact on {cluster.size} ranks; "
+                  f"{sum(crossed) / 1e6:.1f} MB over the links")
+
+
+def check_straggler(cluster, step_s=0.01, factor=4.0, rounds=60):
+    slow = cluster.ranks_of_host(len(cluster.hosts))
+    fast = [r for r in range(cluster.size) if r not in slow]
+    waited = {}
+    for mode in ("blocking", "wait_avoiding"):
+        rc, out, err, res = launch(
+            cluster, [PYTHON, WORKER, "straggler", mode, ",".join(map(str, slow)),
+                      str(step_s), str(factor), str(rounds)], timeout=180)
+        if rc != 0 or len(res) != cluster.size:
+            return False, f"{mode}: rc={rc}, {len(res)} results; stderr: {err[-1500:]}"
+        waited[mode] = sum(sum(res[r]["waits"]) for r in fast)
+        if mode == "wait_avoiding":
+            skipped = [res[r]["stream"]["rounds_skipped"] for r in slow]
+    ratio = waited["wait_avoiding"] / max(waited["blocking"], 1e-9)
+    ok = ratio < 0.35 and min(skipped) > 0
+    return ok, (f"fast ranks' total wait: blocking {waited['blocking']:.2f} s, "
+                f"wait-avoiding {waited['wait_avoiding']:.2f} s ({ratio:.2f}x); "
+                f"slow host's ranks skipped {skipped} rounds")
+
+
+def check_horovodrun(cluster):
+    work = tempfile.mkdtemp(prefix="wagma_mh_")
+    summary = os.path.join(work, "summary.json")
+    rc, out, err, _ = launch(
+        cluster, [PYTHON, os.path.join(ROOT, "examples", "pytorch_mnist_style.py"),
+                  "--optimizer", "wagma", "--epochs", "2", "--no-progress",
+                  "--json", summary], timeout=240, via="horovodrun")
+    if rc != 0 or not os.path.exists(summary):
+        return False, f"rc={rc}; stdout: {out[-800:]} stderr: {err[-1500:]}"
+    with open(summary) as f:
+        s = json.load(f)
+    ok = s["ranks"] == cluster.size and s["accuracy"] > 0.9
+    return ok, (f"horovodrun --mpi -H: {s['ranks']} ranks, {s['steps']} steps, "
+                f"test accuracy {s['accuracy']:.3f}")
+
+
+def _check_fault(cluster, inject, what):
+    """Starts train_forever, waits until every rank has stepped, injects the fault
+    into the last host, and checks what the survivors report and when."""
+    lost_host = len(cluster.hosts)
+    lost = cluster.ranks_of_host(lost_host)
+    results = tempfile.mkdtemp(prefix="wagma_mh_")
+    env = cluster.env(dict(os.environ, WAGMA_TEST_RESULTS=results, PYTHONUNBUFFERED="1",
+                           WAGMA_STALL_TIMEOUT_S=str(FAULT_STALL_TIMEOUT_S),
+                           WAGMA_STALL_WARNING_S="5"))
+    proc = subprocess.Popen(cluster.mpirun([PYTHON, WORKER, "train_forever"]), env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while len(glob.glob(os.path.join(results, "ready.*"))) < cluster.size:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                _kill_job(cluster, proc)
+                return False, f"the ranks did not start: {proc.communicate()[1][-1500:]}"
+            time.sleep(0.2)
+        t_fault = time.time()
+        inject(lost_host)
+        try:
+            out, err = proc.communicate(timeout=FAULT_DEADLINE_S + 30)
+            ended = time.time() - t_fault
+        except subprocess.TimeoutExpired:
+            _kill_job(cluster, proc)
+            out, err = proc.communicate()
+            ended = None
+    finally:
+        if proc.poll() is None:
+            _kill_job(cluster, proc)
+    res = read_results(results)
+    survivors = [r for r in range(cluster.size) if r not in lost]
+    lost_text = "[" + ", ".join(map(str, lost)) + "]"
+    problems = []
+    for r in survivors:
+        if r not in res or not res[r]["error"]:
+            problems.append(f"rank {r} reported no error")
+            continue
+        after = res[r]["at"] - t_fault
+        if after > FAULT_DEADLINE_S:
+            problems.append(f"rank {r} heard it after {after:.0f} s")
+        if not any(str(x) in res[r]["error"] for x in lost):
+            problems.append(f"rank {r}'s error does not name {lost_text}: {res[r]['error']}")
+    if ended is None:
+        problems.append(f"the job did not end within {FAULT_DEADLINE_S + 30} s")
+    if problems:
+        return False, f"{what}: " + "; ".join(problems) + f"; stderr: {err[-1500:]}"
+    worst = max(res[r]["at"] - t_fault for r in survivors)
+    return True, (f"{what}: all {len(survivors)} survivors raised within {worst:.1f} s "
+                  f"naming lost ranks (e.g. rank {survivors[0]}: "
+                  f"{res[survivors[0]]['error'][:160]}...); job ended after {ended:.1f} s")
+
+
+def check_host_killed(cluster):
+    return _check_fault(cluster, cluster.kill_host, "host 3's processes killed")
+
+
+def check_link_cut(cluster):
+    return _check_fault(cluster, cluster.cut_link, "host 3's link cut")
+
+
+CHECKS = {"gossip": check_gossip, "straggler": check_straggler,
+          "horovodrun": check_horovodrun, "host_killed": check_host_killed,
+          "link_cut": check_link_cut}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--only", nargs="*", choices=list(CHECKS), default=list(CHECKS))
+    p.add_argument("--work-dir", default=os.path.join(tempfile.gettempdir(), "wagma-multihost"))
+    args = p.parse_args()
+    reason = why_unavailable()
+    if reason:
+        print(f"multihost: skipped: {reason}")
+        return 0
+    passed, t0 = [], time.monotonic()
+    with EmulatedCluster(default_hosts(), args.work_dir) as cluster:
+        for name in args.only:
+            t = time.monotonic()
+            ok, detail = CHECKS[name](cluster)
+            cluster.restore()
+            print(f"[{'PASS' if ok else 'FAIL'}] {name} ({time.monotonic() - t:.0f} s): "
+                  f"{detail}", flush=True)
+            if ok:
+                passed.append(name)
+    print(f"multihost: {len(passed)} of {len(args.only)} checks passed on "
+          f"{len(default_hosts())} emulated hosts in {time.monotonic() - t0:.0f} s")
+    return 0 if len(passed) == len(args.only) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

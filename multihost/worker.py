@@ -1,0 +1,104 @@
+"""What each rank runs in the multi-host checks (multihost/checks.py), one scenario per
+argv[1]; each rank writes its result as JSON (tests/workers/common.emit).
+
+  gossip            exactness across hosts, blocking and wait-avoiding global rounds
+                    (tests/workers/gossip.py's run_config against tests/reference.py)
+  straggler MODE SLOW_HOST_RANKS STEP_S FACTOR ROUNDS
+                    the ranks of one host take FACTOR times longer per step; each rank
+                    reports how long it waited in synchronize per round
+  train_forever     optimizer steps until the job is killed or a round fails; reports
+                    the error text and how long after the fault it came
+"""
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "workers"))
+sys.path.insert(0, os.path.join(HERE, "..", "tests"))
+
+from mpi4py import MPI  # noqa: E402
+
+from common import emit  # noqa: E402
+
+import horovod_wagma.torch as hvd  # noqa: E402
+from horovod_wagma.common import engine_lib  # noqa: E402
+
+
+def gossip(rank, size):
+    import itertools
+    from gossip import run_config
+    comm = MPI.COMM_WORLD
+    errors = {}
+    for S, tau, dtype, mode in itertools.product([2, 3], [1, 3], ["float64", "float32"],
+                                                 ["blocking", "wait_avoiding"]):
+        name, err = run_config(comm, rank, size, S, tau, dtype, True, "fresh", 33, mode)
+        errors[name] = err
+    # Large tensors: the reduce-scatter/allgather path, across hosts.
+    name, err = run_config(comm, rank, size, 3, 4, "float32", True, "fresh", 50001)
+    errors[name] = err
+    emit(rank, errors=errors, stats=engine_lib.stats())
+
+
+def straggler(rank, size, mode, slow_ranks, step_s, factor, rounds):
+    import torch
+    slow = rank in {int(r) for r in slow_ranks.split(",")}
+    x = torch.full((4096,), float(rank))
+    waits, served = [], []
+    t_start = time.monotonic()
+    # Until served the last round: a slow rank skips rounds with wait-avoiding ones.
+    while not served or served[-1] < rounds - 1:
+        time.sleep(step_s * (factor if slow else 1.0))
+        h = hvd.group_allreduce_async(x, name=f"straggler.{mode}", group_size=2,
+                                      sync_period=5, global_rounds=mode)
+        t0 = time.monotonic()
+        x = hvd.synchronize(h)
+        waits.append(time.monotonic() - t0)
+        served.append(h.round)
+    emit(rank, slow=slow, waits=waits, served=served, seconds=time.monotonic() - t_start,
+         stream=hvd.stats(f"straggler.{mode}"))
+
+
+def train_forever(rank, size):
+    """A few optimizer steps, then steps until something fails; the check cuts a
+    host's link or kills its processes meanwhile (it reads 'ready.RANK')."""
+    import torch
+    torch.manual_seed(0)
+    model = torch.nn.Linear(64, 8)
+    opt = hvd.DistributedWagmaOptimizer(torch.optim.SGD(model.parameters(), lr=0.01),
+                                        named_parameters=model.named_parameters())
+    results = os.environ["WAGMA_TEST_RESULTS"]
+    steps, error = 0, None
+    try:
+        while True:
+            opt.zero_grad()
+            model(torch.randn(16, 64)).pow(2).mean().backward()
+            opt.step()
+            steps += 1
+            if steps == 20:
+                open(os.path.join(results, f"ready.{rank}"), "w").close()
+            time.sleep(0.01)
+    except Exception as e:  # noqa: BLE001 - the check inspects the text
+        error = f"{type(e).__name__}: {e}"
+    emit(rank, error=error, steps=steps, at=time.time())
+    # A survivor that heard the error leaves; mpirun ends the job.
+    sys.exit(1)
+
+
+def main():
+    scenario = sys.argv[1]
+    hvd.init()
+    rank, size = hvd.rank(), hvd.size()
+    if scenario == "gossip":
+        gossip(rank, size)
+    elif scenario == "straggler":
+        straggler(rank, size, sys.argv[2], sys.argv[3], float(sys.argv[4]),
+                  float(sys.argv[5]), int(sys.argv[6]))
+    elif scenario == "train_forever":
+        train_forever(rank, size)
+    else:
+        raise SystemExit(f"unknown scenario {scenario!r}")
+
+
+if __name__ == "__main__":
+    main()
