@@ -156,7 +156,11 @@ class EmulatedCluster:
            "oob_tcp_if_include": "eth0",  # runtime traffic: the cluster network
            "btl_tcp_if_include": "eth0",  # MPI traffic: the cluster network
            "btl": "self,vader,tcp",  # shared memory within a host, TCP between
-           "mpi_yield_when_idle": "1"}  # more ranks than cores (DESIGN.md §5)
+           "mpi_yield_when_idle": "1",  # more ranks than cores (DESIGN.md §5)
+           # mpirun notices a node that fell off the network in ~20 s, not the
+           # default 480 s (300 s idle + 9 probes 20 s apart), and ends the job.
+           "oob_tcp_keepalive_time": "10", "oob_tcp_keepalive_intvl": "2",
+           "oob_tcp_keepalive_probes": "5"}
 
     def mca(self, keys=None):
         """The Open MPI settings of the README's multi-node recipe, as arguments."""
@@ -177,7 +181,8 @@ class EmulatedCluster:
         # horovodrun sets btl itself (^openib) and btl_tcp_if_include from
         # --network-interface, and Open MPI refuses a parameter given twice; its
         # daemons start through `ssh`, which is the agent on PATH (env()).
-        mpi_args = " ".join(self.mca(keys=("oob_tcp_if_include", "mpi_yield_when_idle")))
+        mpi_args = " ".join(self.mca(keys=[k for k in self.MCA
+                                           if k.startswith("oob_") or k.startswith("mpi_")]))
         return self.head([horovodrun, "--mpi", "-np", str(self.size), "-H", hosts,
                           "--network-interface", "eth0", f"--mpi-args={mpi_args}", "--verbose",
                           *argv])
@@ -288,13 +293,17 @@ class EmulatedCluster:
         binary = build_delayline(self.work_dir)
         delays = [f"{i}:{int(h.link.latency_ms * 1000)}"
                   for i, h in enumerate(self.hosts, start=1)]
+        # The delay line is the network, not a host: real-time priority, so that ranks
+        # busy on the same cores do not delay its packets (measured: at normal priority
+        # and 2 loaded cores, the example's steps ran at ~2.6/s, TCP retransmitting).
         self._delayline = subprocess.Popen(
-            ["ip", "netns", "exec", ROUTER, binary, TUN, *delays],
+            ["ip", "netns", "exec", ROUTER, "chrt", "-f", "10", binary, TUN, *delays],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         ready = self._delayline.stdout.readline()
         if not ready.startswith("ready"):
             raise RuntimeError(f"delayline did not start: {self._delayline.stderr.read()}")
-        _in_ns(ROUTER, "ip", "link", "set", TUN, "up")
+        # A deep device queue: a burst must wait in the delay line, not be dropped.
+        _in_ns(ROUTER, "ip", "link", "set", TUN, "txqueuelen", "10000", "up")
         _in_ns(ROUTER, "sysctl", "-qw", f"net.ipv4.conf.{TUN}.rp_filter=0")
         _in_ns(ROUTER, "ip", "route", "add", str(NETWORK), "dev", TUN, "table", "200")
         _in_ns(ROUTER, "ip", "rule", "add", "iif", TUN, "lookup", "100", "pref", "100")

@@ -81,8 +81,9 @@ def train_forever(rank, size):
     except Exception as e:  # noqa: BLE001 - the check inspects the text
         error = f"{type(e).__name__}: {e}"
     emit(rank, error=error, steps=steps, at=time.time())
-    # A survivor that heard the error leaves; mpirun ends the job.
-    sys.exit(1)
+    # A survivor that heard the error leaves at once: MPI_Finalize at exit would wait
+    # for the lost ranks. mpirun then ends the job.
+    os._exit(1)
 
 
 def main():
