@@ -55,12 +55,17 @@ def read_results(results_dir):
     return out
 
 
+def _results_and_env(cluster, extra=None):
+    """A fresh results directory for the ranks' JSON, and the launch environment."""
+    results = tempfile.mkdtemp(prefix="wagma_mh_")
+    return results, cluster.env(dict(os.environ, WAGMA_TEST_RESULTS=results,
+                                     PYTHONUNBUFFERED="1", **(extra or {})))
+
+
 def launch(cluster, argv, timeout, env=None, via="mpirun"):
     """Runs argv on every rank; returns (returncode or None on timeout, stdout, stderr,
     results). The whole process tree is killed on timeout."""
-    results = tempfile.mkdtemp(prefix="wagma_mh_")
-    full_env = cluster.env(dict(os.environ, WAGMA_TEST_RESULTS=results,
-                                PYTHONUNBUFFERED="1", **(env or {})))
+    results, full_env = _results_and_env(cluster, env)
     cmd = cluster.mpirun(argv) if via == "mpirun" else cluster.horovodrun(argv)
     proc = subprocess.Popen(cmd, env=full_env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
@@ -144,10 +149,8 @@ def _check_fault(cluster, inject, what, survivors_raise=True):
     host, and end the job within the deadline."""
     lost_host = len(cluster.hosts)
     lost = cluster.ranks_of_host(lost_host)
-    results = tempfile.mkdtemp(prefix="wagma_mh_")
-    env = cluster.env(dict(os.environ, WAGMA_TEST_RESULTS=results, PYTHONUNBUFFERED="1",
-                           WAGMA_STALL_TIMEOUT_S=str(FAULT_STALL_TIMEOUT_S),
-                           WAGMA_STALL_WARNING_S="5"))
+    results, env = _results_and_env(cluster, {
+        "WAGMA_STALL_TIMEOUT_S": str(FAULT_STALL_TIMEOUT_S), "WAGMA_STALL_WARNING_S": "5"})
     proc = subprocess.Popen(cluster.mpirun([PYTHON, WORKER, "train_forever"]), env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)

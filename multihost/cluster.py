@@ -92,11 +92,10 @@ def why_unavailable():
     return None
 
 
-def _kill_namespace_processes(ns):
-    pids = _run("ip", "netns", "pids", ns, check=False).stdout.split()
-    for pid in pids:
+def _kill_namespace_processes(ns, sig=signal.SIGKILL):
+    for pid in _run("ip", "netns", "pids", ns, check=False).stdout.split():
         try:
-            os.kill(int(pid), signal.SIGKILL)
+            os.kill(int(pid), sig)
         except (ProcessLookupError, ValueError):
             pass
 
@@ -206,19 +205,14 @@ class EmulatedCluster:
 
     def kill_host(self, index, sig=signal.SIGKILL):
         """Every process in host `index`'s namespace gets `sig` (a crashed node)."""
-        for pid in _run("ip", "netns", "pids", namespace(index), check=False).stdout.split():
-            try:
-                os.kill(int(pid), sig)
-            except ProcessLookupError:
-                pass
+        _kill_namespace_processes(namespace(index), sig)
 
     def restore(self):
         """After a fault: every link up again, no process left in any host."""
         for i in range(1, len(self.hosts) + 1):
             _in_ns(ROUTER, "ip", "link", "set", f"r-h{i}", "up")
             _kill_namespace_processes(namespace(i))
-        # Routes through a veth vanish while it is down: put host routes back.
-        for i in range(1, len(self.hosts) + 1):
+            # Routes through a veth vanish while it is down: put the host's back.
             _in_ns(ROUTER, "ip", "route", "replace", f"198.18.{i}.0/24", "dev", f"r-h{i}",
                    "table", "100")
 

@@ -51,8 +51,9 @@ class MetricAverageCallback(tf.keras.callbacks.Callback):
         if not keys:
             return
         values = tf.constant([float(logs[k]) for k in keys], tf.float64)
-        # The stream is named by the keys, so ranks with different metrics get a clear
-        # mismatch error instead of mixed values.
+        # A stream per set of keys: epochs with and without validation metrics use
+        # different streams, and ranks whose metrics differ never mix values (they
+        # wait in different streams' round 0, which the stall inspector reports).
         avg = ops.group_allreduce(values, name=f"{self._name}.{','.join(keys)}",
                                   sync_period=1, global_rounds="blocking")
         for key, value in zip(keys, avg.numpy().tolist()):
