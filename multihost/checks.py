@@ -139,7 +139,7 @@ def check_horovodrun(cluster):
         s = json.load(f)
     ok = s["ranks"] == cluster.size and s["accuracy"] > 0.9
     return ok, (f"horovodrun --mpi -H: {s['ranks']} ranks, {s['steps']} steps, "
-                f"test accuracy {s['accuracy']:.3f}")
+                f"{s['steps_per_s']:.1f} steps/s, test accuracy {s['accuracy']:.3f}")
 
 
 def _check_fault(cluster, inject, what, survivors_raise=True):
