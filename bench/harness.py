@@ -288,22 +288,26 @@ def describe_pattern(args, P):
 
 # -- launching ------------------------------------------------------------------------
 def init_gloo(comm):
-    """torch.distributed with gloo on 127.0.0.1 over the MPI job's ranks, at a free
-    port chosen by rank 0 (for PyTorch's model averagers)."""
+    """torch.distributed with gloo over the MPI job's ranks, at a free port chosen by
+    rank 0 (for PyTorch's model averagers). Rank 0's address is 127.0.0.1 unless
+    WAGMA_BENCH_MASTER_ADDR names another (ranks on several hosts: rank 0's address on
+    the network the job uses, with GLOO_SOCKET_IFNAME set to its interface)."""
     import socket
     import torch.distributed as dist
     if dist.is_initialized():
         return
     rank, size = comm.Get_rank(), comm.Get_size()
+    addr = os.environ.get("WAGMA_BENCH_MASTER_ADDR", "127.0.0.1")
     port = None
     if rank == 0:
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-            s.bind(("127.0.0.1", 0))
+            s.bind((addr, 0))
             port = s.getsockname()[1]
     port = comm.bcast(port, root=0)
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
+    os.environ.update(MASTER_ADDR=addr, MASTER_PORT=str(port),
                       RANK=str(rank), WORLD_SIZE=str(size))
-    os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
+    if addr == "127.0.0.1":
+        os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
     dist.init_process_group(backend="gloo", init_method="env://", rank=rank,
                             world_size=size)
 

@@ -39,6 +39,7 @@ NETWORK = ipaddress.ip_network("198.18.0.0/15")
 TUN = "tun0"
 DELAYLINE_SRC = os.path.join(HERE, "delayline.c")
 AGENT = os.path.join(HERE, "agent.sh")
+TCP_RETRIES2 = 5
 
 
 @dataclass
@@ -271,6 +272,12 @@ class EmulatedCluster:
             _run("ip", "link", "add", veth, "netns", ROUTER, "type", "veth",
                  "peer", "name", "eth0", "netns", ns)
             _in_ns(ns, "ip", "link", "set", "lo", "up")
+            # A node that drops off the network while mpirun has data queued for its
+            # daemon (e.g. the order to end the job) is noticed only when TCP gives up
+            # retransmitting: ~15 min at the kernel's default of 15 retries, ~13 s at
+            # 5. Keepalive (cluster.MCA) covers idle connections only. README: the
+            # same setting on real launch nodes.
+            _in_ns(ns, "sysctl", "-qw", f"net.ipv4.tcp_retries2={TCP_RETRIES2}")
             _in_ns(ns, "ip", "addr", "add", f"{host_address(i)}/24", "dev", "eth0")
             _in_ns(ns, "ip", "link", "set", "eth0", "up")
             _in_ns(ns, "ip", "route", "add", str(NETWORK), "via", f"198.18.{i}.1")

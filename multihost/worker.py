@@ -44,7 +44,7 @@ def straggler(rank, size, mode, slow_ranks, step_s, factor, rounds):
     import torch
     slow = rank in {int(r) for r in slow_ranks.split(",")}
     x = torch.full((4096,), float(rank))
-    waits, served = [], []
+    waits, served, called_at = [], [], []
     t_start = time.monotonic()
     # Until served the last round: a slow rank skips rounds with wait-avoiding ones.
     while not served or served[-1] < rounds - 1:
@@ -52,10 +52,11 @@ def straggler(rank, size, mode, slow_ranks, step_s, factor, rounds):
         h = hvd.group_allreduce_async(x, name=f"straggler.{mode}", group_size=2,
                                       sync_period=5, global_rounds=mode)
         t0 = time.monotonic()
+        called_at.append(time.time())  # one clock for every host here: a diagnosis aid
         x = hvd.synchronize(h)
         waits.append(time.monotonic() - t0)
         served.append(h.round)
-    emit(rank, slow=slow, waits=waits, served=served, seconds=time.monotonic() - t_start,
+    emit(rank, slow=slow, waits=waits, served=served, called_at=called_at, seconds=time.monotonic() - t_start,
          stream=hvd.stats(f"straggler.{mode}"))
 
 

@@ -131,6 +131,8 @@ class Engine {
   // The round an app call enters: the next one, or, with wait-avoiding global rounds,
   // the newest its engine already served (the rounds before it are skipped).
   int64_t TakeAppRound(Stream& s);
+  // A group round whose group is this rank alone (no peer ever waits for it there).
+  bool IsSoloRound(const Stream& s, int64_t round) const;
   void EnterRound(Stream& s, RoundState& rs);
   // Wait-avoiding global rounds: joining `round` passively would contribute a value
   // older than max_staleness rounds, so the round waits for the app instead.

@@ -17,6 +17,11 @@ std::vector<int> Engine::MembersOf(const Stream& s, int64_t round, RoundPlan* pl
   return members;
 }
 
+bool Engine::IsSoloRound(const Stream& s, int64_t round) const {
+  const RoundPlan plan = PlanRound(round, s.spec.config.sync_period, s.schedule->num_phases());
+  return !plan.global && s.schedule->GroupOf(plan.phase, s.my_index).size() == 1;
+}
+
 RoundState& Engine::GetRound(Stream& s, int64_t round) {
   auto it = s.rounds.find(round);
   if (it != s.rounds.end()) return it->second;
@@ -34,15 +39,32 @@ int64_t Engine::TakeAppRound(Stream& s) {
   if (s.spec.config.wait_avoiding_global() && s.id >= 0) {
     // A lagging app skips the rounds its engine already served while it computed: the
     // contiguous run of them from `first` on. (Never past a round this rank has not
-    // joined: its group would wait for it there.)
+    // joined: its group would wait for it there.) Rounds where this rank's group is
+    // itself alone (P not a power of S) hold nobody up and would return the app's own
+    // input, so the run passes over them; without that, a slow rank with such rounds
+    // could never skip (measured: a 4x slower host at P=6, S=2 lagged until
+    // max_staleness made every global round wait for it). Passing one is taken only
+    // when at least two served rounds lie beyond `first`: a peer one round ahead in
+    // lockstep must not make an app skip.
     int64_t last_served = first - 1;
-    bool failed = false;
-    for (int64_t r = first; s.ServedPassively(r); ++r) {
+    int served = 0;
+    bool passed_solo = false, failed = false;
+    int64_t newest = first;  // no round beyond the newest this engine holds was served
+    if (!s.rounds.empty()) newest = std::max(newest, s.rounds.rbegin()->first);
+    if (!s.dropped.empty()) newest = std::max(newest, *s.dropped.rbegin());
+    for (int64_t r = first; r <= newest; ++r) {
+      if (!s.ServedPassively(r)) {
+        if (!IsSoloRound(s, r)) break;
+        passed_solo = true;
+        continue;
+      }
       last_served = r;
+      ++served;
       auto it = s.rounds.find(r);
       failed = it != s.rounds.end() && !it->second.error.empty();
       if (failed) break;  // the app must hear that error, not skip it
     }
+    if (passed_solo && served < 2 && !failed) last_served = first - 1;
     // Enter the next round with the fresh input when a peer already waits there, or
     // when the newest served round's result was not kept (a newer one replaced it).
     const bool kept = last_served < first || s.rounds.count(last_served) > 0;

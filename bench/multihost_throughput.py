@@ -1,0 +1,121 @@
+#!/usr/bin/env python
+"""Training throughput across emulated hosts: Horovod vs WAGMA (both global-round
+modes) vs local SGD, with a slow link and then a slow host.
+
+What is measured
+----------------
+bench/imbalance.py (the PyTorch MLP, its methods, timed windows and table; see its
+docstring and bench/harness.py) launched by ``mpirun`` across three emulated hosts of
+two ranks each (multihost/cluster.py: network namespaces, per-host latency and a
+bandwidth cap, ranks on different hosts over TCP only). Ranks 2h-2 and 2h-1 run on
+host h. Two scenarios, one cluster each:
+
+* ``slow_link``  hosts 1 and 2 on 1 ms / 1 Gbit/s links, host 3 on 4 ms / 100 Mbit/s;
+                 every rank computes the same 10 ms step (no compute imbalance): the
+                 network is the imbalance. Horovod's every-step allreduce crosses the
+                 slow link each step; WAGMA's group rounds cross it only in the phases
+                 whose groups span it, and do not wait for it.
+* ``slow_host``  every link 1 ms / 1 Gbit/s; host 1's ranks (0 and 1) take 2x the 10 ms
+                 step (a throttled node): persistent heterogeneity by host.
+
+Each scenario is one launch with every method side by side (``--trials`` interleaved
+trials, median reported). The figure is samples/s summed over ranks, next to the
+pattern's ideals. Results: bench/results/multihost_<scenario>.json/.png (imbalance.py's
+schema) and bench/results/multihost_throughput.json, which gathers both with each
+cluster's hosts and measured round trips (bench/simulate.py validates against it).
+
+Run (root; iproute2 and gcc; a few minutes)
+---
+    python bench/multihost_throughput.py [--scenarios slow_link,slow_host] [--trials 3]
+        [--steps 200]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, ROOT)
+
+from multihost.cluster import EmulatedCluster, HostSpec, Link, why_unavailable  # noqa: E402
+
+RESULTS = os.path.join(HERE, "results")
+FAST, SLOW = Link(1.0, 1000.0), Link(4.0, 100.0)
+
+SCENARIOS = {
+    "slow_link": dict(hosts=[HostSpec(2, FAST), HostSpec(2, FAST), HostSpec(2, SLOW)],
+                      pattern=["--pattern", "persistent", "--slow-ranks", "0"]),
+    "slow_host": dict(hosts=[HostSpec(2, FAST), HostSpec(2, FAST), HostSpec(2, FAST)],
+                      pattern=["--pattern", "persistent", "--slow-ranks", "2",
+                               "--slow-factor", "2"]),
+}
+
+
+def run_scenario(name, spec, args):
+    out = os.path.join(RESULTS, f"multihost_{name}")
+    with EmulatedCluster(spec["hosts"], args.work_dir) as cluster:
+        rtt = {f"h1->h{j}": round(cluster.rtt_ms(1, j), 2)
+               for j in range(2, len(spec["hosts"]) + 1)}
+        print(f"== {name}: hosts {[(h.slots, h.link.latency_ms, h.link.rate_mbit) for h in spec['hosts']]}"
+              f" (slots, one-way ms, Mbit/s); measured TCP round trips {rtt} ms", flush=True)
+        env = cluster.env(dict(os.environ, PYTHONUNBUFFERED="1",
+                               WAGMA_BENCH_MASTER_ADDR=cluster.addresses[0],
+                               GLOO_SOCKET_IFNAME="eth0"))
+        cmd = cluster.mpirun([sys.executable, os.path.join(HERE, "imbalance.py"),
+                              *spec["pattern"], "--trials", str(args.trials),
+                              "--steps", str(args.steps), "--json", out + ".json",
+                              "--plot", out + ".png"])
+        proc = subprocess.run(cmd, env=env, timeout=args.timeout)
+        if proc.returncode != 0:
+            raise SystemExit(f"{name}: the launch failed (exit {proc.returncode})")
+    with open(out + ".json") as f:
+        result = json.load(f)
+    hosts = [{"slots": h.slots, "latency_ms": h.link.latency_ms,
+              "rate_mbit": h.link.rate_mbit} for h in spec["hosts"]]
+    return {"hosts": hosts, "rtt_ms": rtt, "result": result}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--scenarios", default=",".join(SCENARIOS),
+                   help="comma-separated subset of %(default)s")
+    p.add_argument("--trials", type=int, default=3)
+    p.add_argument("--steps", type=int, default=200)
+    p.add_argument("--timeout", type=int, default=1200, help="seconds per scenario")
+    p.add_argument("--work-dir", default="/tmp/wagma-multihost")
+    args = p.parse_args()
+    names = [s.strip() for s in args.scenarios.split(",") if s.strip()]
+    unknown = set(names) - set(SCENARIOS)
+    if unknown:
+        p.error(f"unknown scenarios {sorted(unknown)}; choose from {','.join(SCENARIOS)}")
+    reason = why_unavailable()
+    if reason:
+        raise SystemExit(f"multihost_throughput: cannot run: {reason}")
+    path = os.path.join(RESULTS, "multihost_throughput.json")
+    gathered = {"scenarios": {}}
+    if os.path.exists(path):  # keep the scenarios not rerun
+        with open(path) as f:
+            gathered = json.load(f)
+    t0 = time.monotonic()
+    for name in names:
+        gathered["scenarios"][name] = run_scenario(name, SCENARIOS[name], args)
+        gathered["command"] = "python bench/multihost_throughput.py " + " ".join(sys.argv[1:])
+        with open(path, "w") as f:
+            json.dump(gathered, f, indent=1)
+    print(f"\nsamples/s summed over ranks (median of {args.trials} trials); "
+          f"{time.monotonic() - t0:.0f} s")
+    methods = ["horovod", "localsgd", "wagma", "wagma_wa"]
+    print(f"{'scenario':>10} " + " ".join(f"{m:>9}" for m in methods)
+          + f" {'ideal':>7} {'no_wait':>7}  wagma_wa/horovod")
+    for name in names:
+        r = gathered["scenarios"][name]["result"]["samples_per_s"]
+        print(f"{name:>10} " + " ".join(f"{r.get(m, float('nan')):9.0f}" for m in methods)
+              + f" {r['ideal']:7.0f} {r['no_wait']:7.0f}  {r['wagma_wa'] / r['horovod']:.2f}x")
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
