@@ -286,6 +286,12 @@ def describe_pattern(args, P):
             f"ranks/step{seed}")
 
 
+def wagma_global_rounds(method):
+    """The global-round mode of a WAGMA method, always passed explicitly: the
+    optimizers default to wait-avoiding, and "wagma" is the paper's blocking mode."""
+    return "wait_avoiding" if method == "wagma_wa" else "blocking"
+
+
 # -- launching ------------------------------------------------------------------------
 def init_gloo(comm):
     """torch.distributed with gloo over the MPI job's ranks, at a free port chosen by

