@@ -1,0 +1,324 @@
+"""bench/simulate.py: the discrete-event throughput model (single process, no MPI).
+
+Each test pins down a property the model must have if its timing rules are right:
+ideal throughput without imbalance or costs, the slow pace of every method that
+waits, the no-wait pace of wait-avoiding WAGMA, the ring allreduce's cost formula, the
+staleness bound, CPU contention, determinism, and clear errors on bad calibration.
+"""
+import json
+import math
+import os
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+
+import simulate as sim  # noqa: E402
+
+B = sim.BATCH
+OP_METHODS = ("mpi", "mpi_hvd", "wagma", "wa", "hvd")
+
+
+def calibration(app=0.0, cores=1e9, background=0.0, op_s=0.0):
+    """A hand-made calibration: every round costs ``op_s`` in op_bench terms."""
+    ops = sim.OpTable({8: {m: {2: [(4, op_s), (1 << 20, op_s)],
+                               8: [(4, op_s), (1 << 20, op_s)]} for m in OP_METHODS}},
+                      {8: "synthetic"})
+    return sim.Calibration(cores=cores, background_cores=background,
+                           app_cpu_s={m: app for m in sim.METHODS}, ops=ops,
+                           sources={k: "test" for k in
+                                    ("cores", "background_cores", "app_cpu_s", "ops")})
+
+
+def free_network(P):
+    """One rank per host, no latency, infinite bandwidth, no CPU costs."""
+    return sim.Network("free", list(range(P)), [0.0] * P, [math.inf] * P,
+                       cpu="dedicated", comm_cpu=False, app_cpu=False)
+
+
+def rates(res):
+    return {m: v["samples_per_s"] for m, v in res["methods"].items()}
+
+
+def test_no_imbalance_and_free_network_every_method_reaches_the_ideal():
+    P, step = 8, 0.010
+    scn = sim.Scenario(pattern="persistent", slow_ranks="0", step_time=step, steps=60,
+                       sync_period=5, group_size=2)
+    res = sim.simulate(scn, free_network(P), calibration(), sim.METHODS)
+    ideal = P * B / step
+    for k in ("no_wait", "ideal", "lockstep"):
+        assert res["ideals"][k] == pytest.approx(ideal, rel=1e-9)
+    for m, r in rates(res).items():
+        assert r == pytest.approx(ideal, rel=1e-6), m
+    assert res["methods"]["wagma_wa"]["rounds_skipped_per_step"] == 0
+
+
+def test_one_slow_rank_holds_back_every_waiting_method_but_not_wait_avoiding_wagma():
+    P, step = 8, 0.010
+    scn = sim.Scenario(pattern="persistent", slow_ranks="1", slow_factor=2.0,
+                       step_time=step, steps=200, sync_period=10)
+    res = sim.simulate(scn, free_network(P), calibration(), sim.METHODS)
+    r = rates(res)
+    slow_pace = P * B / (2 * step)
+    for m in ("horovod", "localsgd", "wagma", "dpsgd"):
+        assert r[m] == pytest.approx(slow_pace, rel=0.02), m
+    no_wait = (P - 1) * B / step + B / (2 * step)
+    assert res["ideals"]["no_wait"] == pytest.approx(no_wait)
+    assert r["wagma_wa"] >= 0.95 * no_wait
+    assert r["wagma_wa"] > 1.8 * r["horovod"]
+    # The slow rank skips about one round per step of its own.
+    assert res["methods"]["wagma_wa"]["stale_waits"] == 0
+
+
+def test_group_rounds_do_not_wait_but_global_rounds_do_in_blocking_wagma():
+    # Random delays: blocking WAGMA waits only at global rounds, so with free
+    # communication it runs at the "ideal" (global rounds only) and Horovod at lockstep.
+    P = 16
+    scn = sim.Scenario(pattern="random", num_delayed=2, steps=200, sync_period=10, seed=3)
+    res = sim.simulate(scn, free_network(P), calibration(), sim.METHODS)
+    r = rates(res)
+    assert r["horovod"] == pytest.approx(res["ideals"]["lockstep"], rel=1e-6)
+    assert r["wagma"] == pytest.approx(res["ideals"]["ideal"], rel=1e-6)
+    assert r["localsgd"] == pytest.approx(res["ideals"]["ideal"], rel=1e-6)
+    assert res["ideals"]["ideal"] < r["wagma_wa"] <= res["ideals"]["no_wait"] * 1.001
+
+
+@pytest.mark.parametrize("P,per_host", [(16, 1), (16, 4), (64, 8)])
+def test_ring_allreduce_matches_the_closed_form(P, per_host):
+    lat_us, gbit, n = 7.0, 10.0, 4 << 20
+    # --bandwidth-gbit is per GPU: a host's link carries per_host times that; the ring
+    # crosses each host link once per step, so the cross-host edge is the host rate.
+    net = sim.datacenter(P, latency_us=lat_us, bandwidth_gbit=gbit / per_host,
+                         ranks_per_host=per_host, overhead_us=0.0, intra_latency_us=0.0,
+                         intra_bandwidth_gbit=1e9)
+    bw = gbit * 1e9 / 8
+    expected = 2 * (P - 1) / P * n / bw + 2 * (P - 1) * lat_us * 1e-6
+    if per_host > 1:   # every ring step is paced by a cross-host edge
+        assert net.ring_allreduce_time(n) == pytest.approx(expected, rel=1e-9)
+    else:
+        assert net.ring_allreduce_time(n) == pytest.approx(expected, rel=1e-12)
+
+
+def test_horovod_step_is_compute_plus_negotiation_plus_ring():
+    P, step, app = 32, 0.010, 0.002
+    net = sim.datacenter(P, latency_us=20.0, bandwidth_gbit=25.0, ranks_per_host=1,
+                         overhead_us=0.0)
+    scn = sim.Scenario(pattern="persistent", slow_ranks="0", step_time=step, steps=40,
+                       nbytes=8 << 20)
+    res = sim.simulate(scn, net, calibration(app=app), ("horovod",), cpu_jitter="none")
+    per_step = step + app + net.negotiation_time() + net.ring_allreduce_time(8 << 20)
+    assert net.negotiation_time() == pytest.approx(0.5e-3 + 5 * 20e-6)
+    assert rates(res)["horovod"] == pytest.approx(P * B / per_step, rel=1e-9)
+
+
+def test_wagma_round_cost_follows_the_engine_algorithms():
+    net = sim.datacenter(8, latency_us=10.0, bandwidth_gbit=8.0, ranks_per_host=1,
+                         overhead_us=0.0)
+    bw, lat = 1e9, 10e-6
+    pair = [0, 1]
+    # Pairs up to 8 MB: one direct exchange.
+    assert net.round_time(pair, 1 << 20) == pytest.approx(lat + (1 << 20) / bw)
+    # Four members, 1 MB: scatter-allgather, two exchanges of n/4 chunks to 3 peers.
+    four = [0, 1, 2, 3]
+    assert net.round_time(four, 1 << 20) == pytest.approx(2 * (lat + 3 * (1 << 18) / bw))
+    # Small messages: one exchange of the whole tensor; plus the activation message.
+    assert net.round_time(four, 4096, activator=0) == pytest.approx(
+        lat + lat + 3 * 4096 / bw)
+    # Groups of one phase share host links: with two ranks per host, in different
+    # groups, each host link carries both ranks' traffic.
+    net2 = sim.datacenter(4, latency_us=10.0, bandwidth_gbit=4.0, ranks_per_host=2,
+                          overhead_us=0.0)
+    phase = [[0, 2], [1, 3]]
+    alone = net2.round_time([0, 2], 1 << 20)
+    shared = net2.round_time([0, 2], 1 << 20, concurrent=phase)
+    assert alone == pytest.approx(lat + (1 << 20) / bw)
+    assert shared == pytest.approx(lat + 2 * (1 << 20) / bw)
+
+
+def test_staleness_bound_makes_fast_ranks_wait_for_a_very_slow_rank():
+    P = 4
+    net, cal = free_network(P), calibration()
+    slow = sim.Scenario(pattern="persistent", slow_ranks="1", slow_factor=30.0, steps=100,
+                        sync_period=10, group_size=2)
+    bounded = sim.simulate(slow, net, cal, ("wagma", "wagma_wa"))
+    unbounded = sim.simulate(dataclass_replace(slow, max_staleness=4096), net, cal,
+                             ("wagma", "wagma_wa"))
+    assert bounded["methods"]["wagma_wa"]["stale_waits"] > 0
+    assert unbounded["methods"]["wagma_wa"]["stale_waits"] == 0
+    assert rates(unbounded)["wagma_wa"] > 1.2 * rates(bounded)["wagma_wa"]
+    # A 3x slower rank stays within the bound (it skips ~2 rounds per step of its own).
+    mild = sim.simulate(dataclass_replace(slow, slow_factor=3.0), net, cal, ("wagma_wa",))
+    assert mild["methods"]["wagma_wa"]["stale_waits"] == 0
+    assert mild["methods"]["wagma_wa"]["rounds_skipped_per_step"] > 0
+
+
+def dataclass_replace(obj, **kw):
+    import dataclasses
+    return dataclasses.replace(obj, **kw)
+
+
+@pytest.mark.parametrize("cpu_model", ["fair", "rr", "ps"])
+@pytest.mark.parametrize("jitter", ["exp", "none"])
+def test_host_cpu_contention_caps_throughput_at_cores_over_cpu_per_step(cpu_model, jitter):
+    # 8 ranks, no sleep to speak of, 1 ms CPU per step, 2 cores (0.5 taken by the
+    # background): throughput -> C_eff / w_app * B whatever the scheduling rule.
+    P, app = 8, 1e-3
+    cal = calibration(app=app, cores=2, background=0.5)
+    net = sim.this_machine(P)
+    scn = sim.Scenario(pattern="persistent", slow_ranks="0", step_time=1e-6, steps=300,
+                       sync_period=300)
+    res = sim.simulate(scn, net, cal, ("localsgd",), cpu_model, jitter)
+    tol = 0.03 if jitter == "none" else 0.08   # 2400 exponential jobs: +-2% noise
+    assert rates(res)["localsgd"] == pytest.approx(1.5 / app * B, rel=tol)
+
+
+def test_a_sleeping_straggler_is_served_first_under_fair_sharing():
+    # 7 ranks keep the cores busy (no sleep); rank 0 sleeps 20 ms per step. Fair
+    # sharing serves it as soon as a core frees; round robin queues it behind the rest.
+    P, app = 8, 1e-3
+    cal = calibration(app=app, cores=2, background=0.0)
+    scn = sim.Scenario(pattern="persistent", slow_ranks="1", slow_factor=2e4,
+                       step_time=1e-6, steps=40, sync_period=40)
+    fair = sim.simulate(scn, sim.this_machine(P), cal, ("wagma_wa",), "fair", "none")
+    rr = sim.simulate(scn, sim.this_machine(P), cal, ("wagma_wa",), "rr", "none")
+    # The wall-time window is the blocking run's: compare step rates.
+    def slow_rate(res):
+        v = res["methods"]["wagma_wa"]
+        return v["steps_per_rank"][0] / v["wall_s"]
+    assert slow_rate(fair) > 1.05 * slow_rate(rr)
+
+
+def test_round_cpu_work_is_op_bench_time_without_its_contention():
+    cal = calibration(cores=2, background=0.5, op_s=4e-3)
+    # op_bench ran 8 ranks on C_eff = 1.5 cores: each member's work is 4 ms * 1.5 / 8.
+    assert cal.round_work("group", 2, 1000, 8) == pytest.approx(4e-3 * 1.5 / 8)
+    assert cal.ops.time("wa", 4, 1000, 8) == pytest.approx(4e-3)   # between g = 2 and 8
+
+
+def test_same_seed_same_result_other_seed_other_schedule():
+    P = 16
+    net = sim.this_machine(P)
+    cal = calibration(app=1e-3, cores=2, background=0.5, op_s=2e-3)
+    scn = sim.Scenario(pattern="random", steps=60, seed=7)
+    a = sim.simulate(scn, net, cal, sim.METHODS)
+    b = sim.simulate(scn, net, cal, sim.METHODS)
+    assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+    c = sim.simulate(dataclass_replace(scn, seed=8), net, cal, sim.METHODS)
+    assert c["ideals"] != a["ideals"]
+
+
+# -- calibration files ----------------------------------------------------------------
+def op_bench_json(P=8):
+    rows = []
+    for g in (2, 4, P):
+        for nbytes, t in ((4096, 5e-4), (262144, 2e-3), (1 << 20, 6e-3)):
+            rows.append({"group_size": g, "g": g, "bytes": nbytes,
+                         "methods": {"mpi": {"time_s": t / 3}, "mpi_hvd": {"time_s": t / 2},
+                                     "wagma": {"time_s": t}, "wa": {"time_s": t},
+                                     "hvd": {"time_s": 1.2 * t}}})
+    return {"ranks": P, "results": rows}
+
+
+def imbalance_json(P=8, pattern="persistent"):
+    def run(sps, main):
+        return {"samples_per_s": sps, "thread_cpu_ms_per_rank_step": {"main": main}}
+    return {"ranks": P, "pattern": pattern, "step_time_s": 0.01, "delay_s": 0.04,
+            "num_delayed": 2, "seed": 0, "slow_ranks": 1, "slow_factor": 2.0,
+            "group_size": 4, "sync_period": 10, "steps": 40,
+            "runs": {"horovod": [run(5000, 3.0)], "localsgd": [run(5500, 1.0)],
+                     "wagma": [run(5400, 1.4), run(5600, 1.5)],
+                     "wagma_wa": [run(7000, 1.5)]}}
+
+
+def write(path, obj):
+    with open(path, "w") as f:
+        json.dump(obj, f)
+
+
+def test_calibration_refuses_a_missing_directory_or_file(tmp_path):
+    with pytest.raises(sim.CalibrationError, match="op_bench"):
+        sim.read_calibration(str(tmp_path))
+    write(tmp_path / "op_bench_P8.json", op_bench_json())
+    with pytest.raises(sim.CalibrationError, match="imbalance"):
+        sim.read_calibration(str(tmp_path))
+
+
+@pytest.mark.parametrize("bad", [{"ranks": 8}, {"ranks": 8, "results": [{"g": 2}]},
+                                 "not json at all"])
+def test_calibration_refuses_a_malformed_op_bench_file(tmp_path, bad):
+    path = tmp_path / "op_bench_P8.json"
+    if isinstance(bad, str):
+        path.write_text(bad)
+    else:
+        write(path, bad)
+    with pytest.raises(sim.CalibrationError, match="op_bench_P8.json"):
+        sim.read_calibration(str(tmp_path))
+
+
+def test_calibration_refuses_a_run_without_thread_cpu(tmp_path):
+    write(tmp_path / "op_bench_P8.json", op_bench_json())
+    d = imbalance_json()
+    del d["runs"]["wagma"][0]["thread_cpu_ms_per_rank_step"]
+    write(tmp_path / "imbalance_persistent_P8.json", d)
+    with pytest.raises(sim.CalibrationError, match="thread_cpu_ms_per_rank_step"):
+        sim.read_calibration(str(tmp_path))
+
+
+def test_calibration_reads_its_constants_and_names_their_sources(tmp_path):
+    write(tmp_path / "op_bench_P8.json", op_bench_json())
+    write(tmp_path / "imbalance_persistent_P8.json", imbalance_json())
+    cal = sim.read_calibration(str(tmp_path), cores=2)
+    assert cal.background_for(8) == pytest.approx(2 * (1 - (6e-3 / 3) / (6e-3 / 2)))
+    assert cal.background_for(1024) == cal.background_for(8)   # the nearest file
+    assert cal.app_cpu_s["localsgd"] == pytest.approx(1e-3)
+    assert cal.app_cpu_s["horovod"] == pytest.approx(1e-3)    # polls: local SGD's
+    assert cal.app_cpu_s["wagma"] == pytest.approx(1.45e-3)   # median of two trials
+    text = "\n".join(cal.describe())
+    assert "op_bench_P8.json" in text and "thread_cpu_ms_per_rank_step.main" in text
+
+
+def test_validation_marks_multihost_rows_not_measured_until_the_file_exists(tmp_path):
+    write(tmp_path / "op_bench_P8.json", op_bench_json())
+    write(tmp_path / "imbalance_persistent_P8.json", imbalance_json())
+    cal = sim.read_calibration(str(tmp_path), cores=2)
+    lines = []
+    rows = sim.validate(cal, str(tmp_path), out=lines.append)
+    assert [r["status"] for r in rows if "status" in r] == ["not measured yet"] * 2
+    measured = [r for r in rows if "error" in r]
+    assert {r["method"] for r in measured} == set(sim.MEASURED)
+    wagma = next(r for r in measured if r["method"] == "wagma")
+    assert (wagma["measured_min"], wagma["measured_max"]) == (5400, 5600)
+    assert any("not measured yet" in line for line in lines)
+
+    # The multihost file (bench/multihost_throughput.py's schema): P=6, 2 per host.
+    res = imbalance_json(P=6)
+    res["slow_ranks"] = 2
+    hosts = [{"slots": 2, "latency_ms": 1.0, "rate_mbit": 1000.0}] * 2 + \
+        [{"slots": 2, "latency_ms": 4.0, "rate_mbit": 100.0}]
+    write(tmp_path / "multihost_throughput.json", {"scenarios": {"slow_link": {
+        "hosts": hosts, "rtt_ms": {"h1->h2": 4.2, "h1->h3": 10.2}, "result": res}}})
+    rows = sim.validate(cal, str(tmp_path), out=lines.append)
+    mh = [r for r in rows if r["case"] == "multihost slow_link"]
+    assert len(mh) == 4 and all(r["predicted"] > 0 for r in mh)
+    net = sim.multihost_from_scenario({"hosts": hosts, "rtt_ms": {"h1->h2": 4.2}})
+    assert net.host_of == [0, 0, 1, 1, 2, 2]
+    assert net.software_s == pytest.approx(0.1e-3)
+    # A message h1 -> h3 crosses a 1 ms and a 4 ms link, at the slower link's rate.
+    assert net.exchange_time([0, 4], 12500) == pytest.approx(5e-3 + 0.1e-3 + 1e-3)
+
+
+def test_cli_predicts_every_method_and_the_ratios(tmp_path, capsys):
+    write(tmp_path / "op_bench_P8.json", op_bench_json())
+    write(tmp_path / "imbalance_persistent_P8.json", imbalance_json())
+    sim.main(["--ranks", "64", "--steps", "20", "--results-dir", str(tmp_path)])
+    out = capsys.readouterr().out
+    for m in sim.METHODS:
+        assert sim.LABELS[m] in out
+    assert "WAGMA/Horovod" in out and "WAGMA wa-global/Horovod" in out
+
+
+def test_cli_exits_with_the_calibration_error(tmp_path):
+    with pytest.raises(SystemExit, match="op_bench"):
+        sim.main(["--ranks", "16", "--results-dir", str(tmp_path)])
