@@ -69,6 +69,9 @@ def test_stuck_rank_is_reported_and_times_out():
         assert res[r]["error"] is not None
         assert "stalled" in res[r]["error"] and "WAGMA_STALL_TIMEOUT_S" in res[r]["error"]
         assert "[2]" in res[r]["error"], res[r]["error"]  # names the missing rank
+        # The whole process is stopped, engine included: its liveness probe goes
+        # unanswered, so the error names it as not responding, and only it.
+        assert "ranks not responding: [2] (no answer" in res[r]["error"], res[r]["error"]
         assert 4.5 < res[r]["seconds"] < 20, res[r]
     # Rank 0, the inspector, printed which rank the global round is missing.
     assert "stall: global round 4 of stream 'w'" in err, err[-3000:]

@@ -14,6 +14,8 @@
 //                              that does not match round 0): fail it everywhere
 //  kWaiting   member -> inspector  the sender's app has waited long in round r
 //  kStallNotice inspector -> waiters  which ranks round r is missing
+//  kProbe     waiter -> any    is your engine alive? (sent only during long stalls)
+//  kProbeAnswer any -> waiter  yes
 // Messages are received with MPI_Improbe on any tag, so none needs a posted receive;
 // sends are non-blocking and their buffers live here until MPI is done with them.
 #pragma once
@@ -38,6 +40,8 @@ enum class ControlKind : int {
   kStreamError = 8,
   kWaiting = 9,
   kStallNotice = 10,
+  kProbe = 11,
+  kProbeAnswer = 12,
 };
 
 struct ControlMessage {

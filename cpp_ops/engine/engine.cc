@@ -79,6 +79,7 @@ std::string Engine::Start() {
   caller_progress_us_ =
       static_cast<int64_t>(EnvDouble("HOROVOD_WAGMA_CALLER_PROGRESS_US", 0));
   stalls_ = std::make_unique<StallInspector>(StallSettings::FromEnv());
+  liveness_ = std::make_unique<PeerLiveness>(rank_, size_);
   const char* timeline_path = std::getenv("WAGMA_TIMELINE");
   if (timeline_path && *timeline_path) {
     const std::string error = timeline_.Open(timeline_path, rank_);
@@ -374,6 +375,7 @@ bool Engine::PollControl() {
   ControlMessage msg;
   while (channel_->Poll(&msg)) {
     any = true;
+    liveness_->Heard(msg.source, std::chrono::steady_clock::now());
     std::string name, text;
     switch (msg.kind) {
       case ControlKind::kRegister:
@@ -408,6 +410,11 @@ bool Engine::PollControl() {
       case ControlKind::kStallNotice:
         OnStallNotice(msg.stream_id, msg.round, msg.payload);
         break;
+      case ControlKind::kProbe:
+        SendControl(msg.source, ControlKind::kProbeAnswer, -1, 0);
+        break;
+      case ControlKind::kProbeAnswer:
+        break;  // hearing it was the point
     }
   }
   return any;

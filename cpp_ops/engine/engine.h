@@ -26,6 +26,7 @@
 #include "activation_channel.h"
 #include "buffer.h"
 #include "handle_table.h"
+#include "peer_liveness.h"
 #include "peer_roster.h"
 #include "registration_book.h"
 #include "stall_inspector.h"
@@ -168,6 +169,10 @@ class Engine {
   void InspectStalls();
   void OnWaiting(int source, int stream_id, int64_t round);
   void OnStallNotice(int stream_id, int64_t round, const std::string& text);
+  // Probes peers while a call has waited long; "; ranks not responding: [..] ..." or "".
+  void ProbePeers(double longest_wait_s);
+  std::vector<int> LivePeerCandidates() const;
+  std::string UnresponsiveNote() const;
   void CheckRegistrationStalls();
 
   std::atomic<bool> started_{false};
@@ -214,6 +219,7 @@ class Engine {
   std::vector<std::unique_ptr<GroupReduction>> abandoned_;
   PeerRoster roster_;
   std::unique_ptr<StallInspector> stalls_;
+  std::unique_ptr<PeerLiveness> liveness_;
   std::chrono::steady_clock::time_point last_stall_check_;
   std::map<std::string, std::chrono::steady_clock::time_point> registration_warned_;
   bool leaving_ = false;      // goodbye sent: join no round beyond those it lists

@@ -269,12 +269,14 @@ void Engine::InspectStalls() {
   last_stall_check_ = now;
   const StallSettings& cfg = stalls_->settings();
   std::vector<std::tuple<Stream*, int64_t, std::string>> expired;
+  double longest_wait = 0;
   for (auto& kv : streams_) {
     Stream& s = kv.second;
     for (auto& r : s.rounds) {
       RoundState& rs = r.second;
       if (!rs.call || rs.completed) continue;
       const double waited = std::chrono::duration<double>(now - rs.call->enqueued).count();
+      longest_wait = std::max(longest_wait, waited);
       if (s.id >= 0 && !rs.stall_reported && waited > cfg.report_after_s) {
         rs.stall_reported = true;
         if (rs.members[0] == rank_) {
@@ -293,11 +295,15 @@ void Engine::InspectStalls() {
                          : std::string(rs.plan.global ? "global" : "group") + " round " +
                                std::to_string(r.first) + " of stream '" +
                                NameForMessage(s.spec.name) + "'";
+        // The lost ranks first: the note's missing member may be a survivor stuck
+        // behind them.
+        text += UnresponsiveNote();
         text += rs.stall_note.empty() ? "" : "; " + rs.stall_note;
         expired.emplace_back(&s, r.first, text);
       }
     }
   }
+  ProbePeers(longest_wait);
   for (auto& e : expired) FailRound(*std::get<0>(e), std::get<1>(e), std::get<2>(e));
 
   for (const StallInspector::Stall& stall : stalls_->Due(now)) {
@@ -316,13 +322,13 @@ void Engine::InspectStalls() {
                              std::to_string(rank_) + ")";
     std::fprintf(stderr,
                  "[horovod_wagma rank %d] stall: %s round %lld of stream '%s' has waited "
-                 "%.0f s; %s; waiting: %s. A rank may be stuck, or run fewer steps than the "
+                 "%.0f s; %s; waiting: %s%s. A rank may be stuck, or run fewer steps than the "
                  "others (call join() when out of data), or wait in a Horovod collective while "
                  "others still step with wait-avoiding global rounds (call the optimizer's "
                  "sync() first). WAGMA_STALL_TIMEOUT_S makes the waiting ranks raise.\n",
                  rank_, plan.global ? "global" : "group", static_cast<long long>(stall.round),
                  NameForMessage(s.spec.name).c_str(), stall.waited_s, note.c_str(),
-                 RankList(waiting).c_str());
+                 RankList(waiting).c_str(), UnresponsiveNote().c_str());
     if (timeline_.enabled()) {
       timeline_.Instant(Timeline::kEngine, "fault", "stall_warning", Timeline::NowUs(),
                         "\"stream\":\"" + JsonEscape(s.spec.name) + "\",\"round\":" +
@@ -337,6 +343,39 @@ void Engine::InspectStalls() {
     }
   }
   if (rank_ == kRegistrar) CheckRegistrationStalls();
+}
+
+// Liveness probes: a stall error names the ranks whose engines stopped answering (a
+// stopped process, a dead host, a cut link), not just the members missing from the
+// waiting round, which may be survivors stuck behind them.
+
+std::vector<int> Engine::LivePeerCandidates() const {
+  std::vector<int> peers;
+  for (int r = 0; r < size_; ++r) {
+    if (r != rank_ && !roster_.departed(r)) peers.push_back(r);
+  }
+  return peers;
+}
+
+void Engine::ProbePeers(double longest_wait_s) {
+  const StallSettings& cfg = stalls_->settings();
+  if (longest_wait_s < cfg.probe_after_s) return;
+  const auto due = liveness_->ProbeDue(LivePeerCandidates(), std::chrono::steady_clock::now(),
+                                       std::max(0.5, cfg.probe_after_s));
+  for (int peer : due) SendControl(peer, ControlKind::kProbe, -1, 0);
+}
+
+std::string Engine::UnresponsiveNote() const {
+  double silent_s = 0;
+  const std::vector<int> lost =
+      liveness_->Unresponsive(LivePeerCandidates(), std::chrono::steady_clock::now(),
+                              stalls_->settings().probe_grace_s, &silent_s);
+  if (lost.empty()) return "";
+  char tail[160];
+  std::snprintf(tail, sizeof(tail),
+                " (no answer to a liveness probe for %.1f s: stopped, dead or unreachable)",
+                silent_s);
+  return "; ranks not responding: " + RankList(lost) + tail;
 }
 
 void Engine::CheckRegistrationStalls() {
