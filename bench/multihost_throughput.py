@@ -54,8 +54,24 @@ SCENARIOS = {
 }
 
 
+def scenario_args(name, args):
+    """The scenario's imbalance.py arguments, with --slow-factor/--methods applied;
+    and the suffix of its output files (empty for the defaults, which the simulator
+    validates against)."""
+    pattern = list(SCENARIOS[name]["pattern"])
+    suffix = ""
+    if args.slow_factor is not None and "--slow-factor" in pattern:
+        pattern[pattern.index("--slow-factor") + 1] = f"{args.slow_factor:g}"
+        suffix += f"_f{args.slow_factor:g}"
+    if args.methods:
+        pattern += ["--methods", args.methods]
+        suffix += "_" + args.methods.replace(",", "-")
+    return pattern, suffix
+
+
 def run_scenario(name, spec, args):
-    out = os.path.join(RESULTS, f"multihost_{name}")
+    pattern, suffix = scenario_args(name, args)
+    out = os.path.join(RESULTS, f"multihost_{name}{suffix}")
     with EmulatedCluster(spec["hosts"], args.work_dir) as cluster:
         rtt = {f"h1->h{j}": round(cluster.rtt_ms(1, j), 2)
                for j in range(2, len(spec["hosts"]) + 1)}
@@ -65,7 +81,7 @@ def run_scenario(name, spec, args):
                                WAGMA_BENCH_MASTER_ADDR=cluster.addresses[0],
                                GLOO_SOCKET_IFNAME="eth0"))
         cmd = cluster.mpirun([sys.executable, os.path.join(HERE, "imbalance.py"),
-                              *spec["pattern"], "--trials", str(args.trials),
+                              *pattern, "--trials", str(args.trials),
                               "--steps", str(args.steps), "--json", out + ".json",
                               "--plot", out + ".png"])
         proc = subprocess.run(cmd, env=env, timeout=args.timeout)
@@ -86,6 +102,12 @@ def main():
     p.add_argument("--steps", type=int, default=200)
     p.add_argument("--timeout", type=int, default=1200, help="seconds per scenario")
     p.add_argument("--work-dir", default="/tmp/wagma-multihost")
+    p.add_argument("--slow-factor", type=float, default=None,
+                   help="slow_host only: the slow ranks' step-time factor (default 2); "
+                        "results go to multihost_slow_host_f<F>.json, not the gathered file")
+    p.add_argument("--methods", default=None,
+                   help="a subset of imbalance.py's methods (default: all four); results "
+                        "go to files with the methods in their name")
     args = p.parse_args()
     names = [s.strip() for s in args.scenarios.split(",") if s.strip()]
     unknown = set(names) - set(SCENARIOS)
@@ -102,6 +124,8 @@ def main():
     t0 = time.monotonic()
     for name in names:
         gathered["scenarios"][name] = run_scenario(name, SCENARIOS[name], args)
+        if scenario_args(name, args)[1]:
+            continue  # a variation: its own files only
         gathered["command"] = "python bench/multihost_throughput.py " + " ".join(sys.argv[1:])
         with open(path, "w") as f:
             json.dump(gathered, f, indent=1)
@@ -109,12 +133,15 @@ def main():
           f"{time.monotonic() - t0:.0f} s")
     methods = ["horovod", "localsgd", "wagma", "wagma_wa"]
     print(f"{'scenario':>10} " + " ".join(f"{m:>9}" for m in methods)
-          + f" {'ideal':>7} {'no_wait':>7}  wagma_wa/horovod")
+          + f" {'ideal':>7} {'no_wait':>7}  wagma_wa/wagma")
+    nan = float("nan")
     for name in names:
         r = gathered["scenarios"][name]["result"]["samples_per_s"]
-        print(f"{name:>10} " + " ".join(f"{r.get(m, float('nan')):9.0f}" for m in methods)
-              + f" {r['ideal']:7.0f} {r['no_wait']:7.0f}  {r['wagma_wa'] / r['horovod']:.2f}x")
-    print(f"wrote {path}")
+        print(f"{name:>10} " + " ".join(f"{r.get(m, nan):9.0f}" for m in methods)
+              + f" {r['ideal']:7.0f} {r['no_wait']:7.0f}  "
+              f"{r.get('wagma_wa', nan) / r.get('wagma', nan):.2f}x")
+    if any(not scenario_args(name, args)[1] for name in names):
+        print(f"wrote {path}")
 
 
 if __name__ == "__main__":
