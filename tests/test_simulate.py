@@ -1,4 +1,5 @@
-"""bench/simulate.py: the discrete-event throughput model (single process, no MPI).
+"""bench/sim/ and bench/simulate.py: the discrete-event throughput model (single
+process, no MPI).
 
 Each test pins down a property the model must have if its timing rules are right:
 ideal throughput without imbalance or costs, the slow pace of every method that
@@ -15,7 +16,8 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 
-import simulate as sim  # noqa: E402
+import sim  # noqa: E402  (bench/sim/: the model)
+import simulate  # noqa: E402  (bench/simulate.py: its command line)
 
 B = sim.BATCH
 OP_METHODS = ("mpi", "mpi_hvd", "wagma", "wa", "hvd")
@@ -312,7 +314,7 @@ def test_validation_marks_multihost_rows_not_measured_until_the_file_exists(tmp_
 def test_cli_predicts_every_method_and_the_ratios(tmp_path, capsys):
     write(tmp_path / "op_bench_P8.json", op_bench_json())
     write(tmp_path / "imbalance_persistent_P8.json", imbalance_json())
-    sim.main(["--ranks", "64", "--steps", "20", "--results-dir", str(tmp_path)])
+    simulate.main(["--ranks", "64", "--steps", "20", "--results-dir", str(tmp_path)])
     out = capsys.readouterr().out
     for m in sim.METHODS:
         assert sim.LABELS[m] in out
@@ -321,4 +323,4 @@ def test_cli_predicts_every_method_and_the_ratios(tmp_path, capsys):
 
 def test_cli_exits_with_the_calibration_error(tmp_path):
     with pytest.raises(SystemExit, match="op_bench"):
-        sim.main(["--ranks", "16", "--results-dir", str(tmp_path)])
+        simulate.main(["--ranks", "16", "--results-dir", str(tmp_path)])

@@ -1,0 +1,39 @@
+"""What every part of the simulator shares: paths, the benchmark's constants, the
+method names and labels, and the error for bad calibration files.
+
+Per step each rank processes BATCH = 16 samples (bench/harness.py); the model it
+averages is bench/imbalance.py's MLP, MODEL_BYTES = ((128 + 1) 512 + (512 + 1) 10)
+float32s = 278 KB.
+"""
+import json
+import os
+import sys
+
+BENCH = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(BENCH)
+for _p in (BENCH, ROOT):
+    if _p not in sys.path:
+        sys.path.insert(0, _p)
+
+import harness  # noqa: E402  (bench/harness.py: BATCH, compute_schedule, ideals)
+
+BATCH = harness.BATCH
+RESULTS_DIR = harness.RESULTS_DIR
+MODEL_BYTES = ((128 + 1) * 512 + (512 + 1) * 10) * 4   # bench/imbalance.py's MLP
+MEASURED = ("horovod", "localsgd", "wagma", "wagma_wa")
+METHODS = MEASURED + ("dpsgd",)
+LABELS = dict(harness.LABELS, dpsgd="D-PSGD (ring)", lockstep="sync every step")
+
+
+class CalibrationError(RuntimeError):
+    """A calibration file is missing or does not have the fields the model needs."""
+
+
+def load_json(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except FileNotFoundError:
+        raise CalibrationError(f"calibration file {path} is missing") from None
+    except (OSError, ValueError) as e:
+        raise CalibrationError(f"calibration file {path} is unreadable: {e}") from None
