@@ -14,8 +14,14 @@ class FusionBuffer:
             raise ValueError("FusionBuffer needs at least one tensor")
         self.tensors = list(tensors)
         self.dtype = dtype or self.tensors[0].dtype
+        # On the tensors' device: a GPU model packs on the GPU, and a round stages one
+        # flat buffer to the host, not one copy per tensor.
+        self.device = self.tensors[0].device
+        if any(t.device != self.device for t in self.tensors):
+            raise ValueError("FusionBuffer: tensors on different devices: "
+                             f"{sorted({str(t.device) for t in self.tensors})}")
         total = sum(t.numel() for t in self.tensors)
-        self.flat = torch.empty(total, dtype=self.dtype)
+        self.flat = torch.empty(total, dtype=self.dtype, device=self.device)
         self._views, offset = [], 0
         for t in self.tensors:
             self._views.append(self.flat[offset:offset + t.numel()].view(t.shape))
@@ -31,14 +37,15 @@ class FusionBuffer:
 
 
 def fuse_by_dtype(tensors, buckets=None):
-    """FusionBuffers for `tensors`: one per dtype, or per (bucket, dtype) when
-    `buckets` (lists of tensors, e.g. from Horovod's `groups=`) is given instead."""
+    """FusionBuffers for `tensors`: one per (device, dtype), or per (bucket, device,
+    dtype) when `buckets` (lists of tensors, e.g. from Horovod's `groups=`) is given
+    instead. A model split over devices gets a buffer per device."""
     buckets = buckets if buckets is not None else [tensors]
     out = []
     for bucket in buckets:
-        by_dtype = {}
+        by_kind = {}
         for t in bucket:
-            by_dtype.setdefault(t.dtype, []).append(t)
-        for dtype in sorted(by_dtype, key=str):
-            out.append(FusionBuffer(by_dtype[dtype]))
+            by_kind.setdefault((str(t.device), str(t.dtype)), []).append(t)
+        for kind in sorted(by_kind):
+            out.append(FusionBuffer(by_kind[kind]))
     return out

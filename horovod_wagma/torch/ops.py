@@ -1,9 +1,9 @@
 """The WAGMA group allreduce for torch tensors (semantics: DESIGN.md §3).
 
 ``group_allreduce_async`` returns at once with a handle; ``synchronize`` waits for the
-result and ``poll`` tells whether it is ready. Non-contiguous tensors and CUDA tensors
-are staged through contiguous host tensors (the CUDA path is untested on CPU-only
-machines).
+result and ``poll`` tells whether it is ready. Non-contiguous host tensors are staged
+through contiguous ones. CUDA tensors go through pinned host buffers on a side stream
+(cuda_staging.py); their result is ready on the stream current at ``synchronize``.
 """
 
 import horovod.torch as _hvd
@@ -34,13 +34,14 @@ class GroupAllreduceHandle:
     lagging app skips the rounds its engine already served while it computed, and is
     served by the newest of them."""
 
-    __slots__ = ("_id", "_host_output", "_target", "_result", "_error", "round")
+    __slots__ = ("_id", "_host_output", "_target", "_cuda", "_result", "_error", "round")
 
-    def __init__(self, handle_id, host_input, host_output, target):
+    def __init__(self, handle_id, host_input, host_output, target, cuda=None):
         self._id = handle_id
         _pending_tensors[handle_id] = (host_input, host_output)
         self._host_output = host_output
         self._target = target  # where the caller wants the result, if not host_output
+        self._cuda = cuda  # a CUDA call's StagedCall: it copies the result back
         self._result = None
         self._error = None
         self.round = None
@@ -51,8 +52,12 @@ class GroupAllreduceHandle:
                 self.round = _torch_ops.wait(self._id)
             except RuntimeError as e:
                 self._error = WagmaError(str(e))
+                if self._cuda is not None:
+                    self._cuda.abandon()
             else:
-                if self._target is not None:
+                if self._cuda is not None:
+                    self._result = self._cuda.finish()
+                elif self._target is not None:
                     self._target.copy_(self._host_output)
                     self._result = self._target
                 else:
@@ -70,15 +75,32 @@ _SUPPORTED_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16
 def _enqueue(tensor, output, name, process_set, knobs):
     if not isinstance(tensor, torch.Tensor):
         raise TypeError(f"group_allreduce expects a torch.Tensor, got {type(tensor).__name__}")
+    if tensor.device.type not in ("cpu", "cuda"):
+        raise ValueError(f"group_allreduce supports CPU and CUDA tensors, not "
+                         f"{tensor.device.type} ones")
     name, fields, members = _basics.prepare_call(
         tensor.dtype in _SUPPORTED_DTYPES, str(tensor.dtype), name, process_set, **knobs)
     src = tensor.detach()
-    host_in = src if src.device.type == "cpu" else src.to("cpu")
-    host_in = host_in.contiguous()
-    staged = output.device.type != "cpu" or not output.is_contiguous()
+    if src.is_cuda:
+        host_in, host_out, staged_call = _cuda_staging().stage_in(src, name, output)
+        handle_id = _torch_ops.enqueue(host_in, host_out, name, fields, members)
+        return GroupAllreduceHandle(handle_id, host_in, host_out, None, staged_call)
+    host_in = src.contiguous()
+    staged = not output.is_contiguous()
     host_out = torch.empty(host_in.shape, dtype=host_in.dtype) if staged else output
     handle_id = _torch_ops.enqueue(host_in, host_out, name, fields, members)
     return GroupAllreduceHandle(handle_id, host_in, host_out, output if staged else None)
+
+
+_staging = None
+
+
+def _cuda_staging():
+    global _staging
+    if _staging is None:
+        from horovod_wagma.torch.cuda_staging import CudaStaging
+        _staging = CudaStaging()
+    return _staging
 
 
 def group_allreduce_async(tensor, name=None, group_size=None, sync_period=None,
