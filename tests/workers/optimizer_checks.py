@@ -4,11 +4,11 @@ import sys
 import warnings
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
 from mpi4py import MPI
 
 from common import emit
+from small_models import Net
 
 import horovod.torch as hvd
 from horovod_wagma.common import engine_lib
@@ -25,17 +25,6 @@ else:
     hvd.init()
 rank, size = hvd.rank(), hvd.size()
 comm = MPI.COMM_WORLD
-
-
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc1 = nn.Linear(8, 16)
-        self.bn = nn.BatchNorm1d(16)
-        self.fc2 = nn.Linear(16, 3)
-
-    def forward(self, x):
-        return self.fc2(F.relu(self.bn(self.fc1(x))))
 
 
 # The scenarios below test blocking global rounds (models bit-identical there) and the
