@@ -27,16 +27,34 @@ Pinned buffers are pooled per stream (name, device, dtype, element count). A cal
 takes a pair (input, output) that is idle: returned by an earlier call, and whose
 host-to-device copy has finished. Two calls of one stream in flight at once get two
 pairs. At most ``keep_per_stream`` idle pairs are kept.
+
+``cuda`` is the CUDA API used (``torch.cuda``, plus ``record_stream`` and
+``pin_memory``): tests on machines without a GPU pass a stand-in that records what
+would be queued (tests/test_cuda_staging.py).
 """
 import torch
+
+
+class TorchCuda:
+    """The calls CudaStaging makes, from torch."""
+    pin_memory = True
+    Event = torch.cuda.Event
+    Stream = torch.cuda.Stream
+    current_stream = staticmethod(torch.cuda.current_stream)
+    current_device = staticmethod(torch.cuda.current_device)
+    stream = staticmethod(torch.cuda.stream)
+
+    @staticmethod
+    def record_stream(tensor, stream):
+        tensor.record_stream(stream)
 
 
 class _PinnedPair:
     __slots__ = ("host_in", "host_out", "copied_back")
 
-    def __init__(self, shape, dtype):
-        self.host_in = torch.empty(shape, dtype=dtype, pin_memory=True)
-        self.host_out = torch.empty(shape, dtype=dtype, pin_memory=True)
+    def __init__(self, shape, dtype, pin_memory):
+        self.host_in = torch.empty(shape, dtype=dtype, pin_memory=pin_memory)
+        self.host_out = torch.empty(shape, dtype=dtype, pin_memory=pin_memory)
         self.copied_back = None  # event of the last host-to-device copy from host_out
 
     def idle(self):
@@ -55,15 +73,16 @@ class StagedCall:
         """After the engine wrote ``pair.host_out``: copies it into ``target`` on the
         side stream and makes the caller's current stream wait for the copy. Returns
         ``target``; the pair goes back to the pool."""
+        cuda = self._staging.cuda
         device = self.target.device
         side = self._staging.side_stream(device)
-        caller = torch.cuda.current_stream(device)
+        caller = cuda.current_stream(device)
         side.wait_stream(caller)
-        with torch.cuda.stream(side):
+        with cuda.stream(side):
             self.target.copy_(self.pair.host_out, non_blocking=True)
-            done = torch.cuda.Event()
+            done = cuda.Event()
             done.record(side)
-        self.target.record_stream(side)
+        cuda.record_stream(self.target, side)
         caller.wait_event(done)
         self.pair.copied_back = done
         self._staging.give_back(self._key, self.pair)
@@ -75,16 +94,17 @@ class StagedCall:
 
 
 class CudaStaging:
-    def __init__(self, keep_per_stream=2):
+    def __init__(self, keep_per_stream=2, cuda=TorchCuda):
+        self.cuda = cuda
         self._keep = keep_per_stream
         self._idle = {}  # key -> [_PinnedPair]
-        self._side = {}  # device index -> torch.cuda.Stream
+        self._side = {}  # device index -> side stream
 
     def side_stream(self, device):
-        index = device.index if device.index is not None else torch.cuda.current_device()
+        index = device.index if device.index is not None else self.cuda.current_device()
         stream = self._side.get(index)
         if stream is None:
-            stream = self._side[index] = torch.cuda.Stream(device=index)
+            stream = self._side[index] = self.cuda.Stream(device=index)
         return stream
 
     def stage_in(self, tensor, name, target):
@@ -92,13 +112,14 @@ class CudaStaging:
         (host_in, host_out, StagedCall); the result will go to CUDA ``target``."""
         key = (name, tensor.device, tensor.dtype, tensor.numel())
         pair = self._take(key, tensor.shape, tensor.dtype)
+        cuda = self.cuda
         side = self.side_stream(tensor.device)
-        side.wait_stream(torch.cuda.current_stream(tensor.device))
-        with torch.cuda.stream(side):
+        side.wait_stream(cuda.current_stream(tensor.device))
+        with cuda.stream(side):
             pair.host_in.copy_(tensor, non_blocking=True)
-            copied = torch.cuda.Event()
+            copied = cuda.Event()
             copied.record(side)
-        tensor.record_stream(side)
+        cuda.record_stream(tensor, side)
         copied.synchronize()  # the engine may read host_in from now on
         return pair.host_in, pair.host_out, StagedCall(self, key, pair, target)
 
@@ -110,7 +131,7 @@ class CudaStaging:
                 pair.host_in = pair.host_in.view(shape)
                 pair.host_out = pair.host_out.view(shape)
                 return pair
-        return _PinnedPair(shape, dtype)
+        return _PinnedPair(shape, dtype, self.cuda.pin_memory)
 
     def give_back(self, key, pair):
         pool = self._idle.setdefault(key, [])
