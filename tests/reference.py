@@ -41,3 +41,23 @@ def gossip_trajectory(x0, phases, sync_period, rounds, averaging="fresh"):
         x = average_round(x, r, phases, sync_period, averaging)
         out.append(x)
     return out
+
+
+# Gossip results against the exact trajectory: per dtype, the largest |error| allowed
+# (the half types accumulate in float32 but store their inputs and outputs rounded).
+GOSSIP_TOLERANCE = {"float64": 1e-9, "float32": 1e-4, "float16": 3e-2, "bfloat16": 2e-1}
+
+
+def gossip_error_failures(results):
+    """(rank, stream, error) for every stream whose error (the worker's errors[name],
+    the stream's dtype in its name as '.float32.') exceeds GOSSIP_TOLERANCE; every
+    rank must report the same streams."""
+    names = next(iter(results.values()))["errors"].keys()
+    failures = []
+    for rank, res in results.items():
+        assert res["errors"].keys() == names, rank
+        for name, err in res["errors"].items():
+            dtype = next(d for d in GOSSIP_TOLERANCE if f".{d}." in name)
+            if not err <= GOSSIP_TOLERANCE[dtype]:
+                failures.append((rank, name, err))
+    return failures
