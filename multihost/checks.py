@@ -166,16 +166,30 @@ def _check_fault(cluster, inject, what, survivors_raise=True):
         "WAGMA_STALL_TIMEOUT_S": str(FAULT_STALL_TIMEOUT_S), "WAGMA_STALL_WARNING_S": "5",
         # every process's own error message, not one and a count
         "OMPI_MCA_orte_base_help_aggregate": "0"})
-    proc = subprocess.Popen(cluster.mpirun([PYTHON, WORKER, "train_forever"]), env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+    def start():
+        return subprocess.Popen(cluster.mpirun([PYTHON, WORKER, "train_forever"]), env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)
+    proc, retried = start(), False
     try:
         deadline = time.monotonic() + 120
         while len(glob.glob(os.path.join(results, "ready.*"))) < cluster.size:
             if time.monotonic() > deadline or proc.poll() is not None:
                 _kill_job(cluster, proc)
-                return False, f"the ranks did not start: {proc.communicate()[1][-1500:]}"
+                err = proc.communicate()[1]
+                # Right after a fault check, mpirun sometimes cannot start its daemons
+                # (about 1 in 2 host_killed launches after link_cut, before any rank
+                # runs; a launch a few seconds later works; cause not found). That is
+                # the emulation's launch, not the fault under test: retry it once.
+                if not retried and "unable to reliably start one or more daemons" in err:
+                    retried = True
+                    time.sleep(3)
+                    proc = start()
+                    continue
+                return False, f"the ranks did not start: {err[-1500:]}"
             time.sleep(0.2)
+        if retried:
+            what += " (launch retried once: mpirun could not start its daemons)"
         t_fault = time.time()
         inject(lost_host)
         try:

@@ -209,15 +209,23 @@ class EmulatedCluster:
         _kill_namespace_processes(namespace(index), sig)
 
     def restore(self):
-        """After a fault: every link up again, no process left in any host."""
+        """After a fault: no process left in any host, then every link up again."""
+        # The processes cut off with a link are still running: they must be gone
+        # before the link returns (seen: the next launch, right after a cut link came
+        # back, failed to start its daemons while they were still dying).
+        for i in range(1, len(self.hosts) + 1):
+            _kill_namespace_processes(namespace(i))
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(
+                _run("ip", "netns", "pids", namespace(i), check=False).stdout.split()
+                for i in range(1, len(self.hosts) + 1)):
+            time.sleep(0.1)
         for i in range(1, len(self.hosts) + 1):
             _in_ns(ROUTER, "ip", "link", "set", f"r-h{i}", "up")
-            _kill_namespace_processes(namespace(i))
             # Routes through a veth vanish while it is down: put the host's back.
             _in_ns(ROUTER, "ip", "route", "replace", f"198.18.{i}.0/24", "dev", f"r-h{i}",
                    "table", "100")
-        # A launch right after a cut link came back once failed to start its daemons:
-        # wait until both ends of every link report carrier again.
+        # Wait until both ends of every link report carrier again.
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and not all(
                 _in_ns(ns, "cat", f"/sys/class/net/{dev}/operstate").stdout.strip() == "up"
