@@ -60,3 +60,19 @@ def test_init_rejects_invalid_knobs(kwargs):
     from horovod_wagma.common.config import WagmaConfig
     with pytest.raises(ValueError):
         WagmaConfig(**kwargs)
+
+
+@pytest.mark.parametrize("mode", ["differ", "malformed"])
+def test_fragment_settings_must_match_on_every_rank(mpi, mode):
+    run = mpi("fragment_settings.py", 3, mode, timeout=120)
+    assert sorted(run.results) == [0, 1, 2]
+    for rank, res in run.results.items():
+        err = res["init"]["error"]
+        assert err and "HOROVOD_WAGMA_FRAGMENT" in err, (rank, res)
+        if mode == "differ":
+            assert "differ between ranks" in err, (rank, err)
+            assert ("4096" if rank == 0 else "64512") in err, (rank, err)
+        else:
+            assert ("'64k' is not a byte count" if rank == 0
+                    else "malformed on another rank") in err, (rank, err)
+        assert res["init"]["seconds"] < 30

@@ -13,8 +13,12 @@ from reference import gossip_error_failures
 # TensorFlow imports take ~10 s per rank on 2 cores: fewer rank counts there.
 # "caller" runs with app threads driving progress while they wait
 # (HOROVOD_WAGMA_CALLER_PROGRESS_US), an opt-in path that must be just as exact.
+# "cut" cuts every message above 999 bytes into fragments (MessageCut; by default only
+# messages to other nodes are cut, and this machine is one node): fragments that
+# split elements, and a last short one, must reassemble exactly.
 CASES = ([("torch", P, "engine") for P in (2, 3, 4, 6, 8)]
-         + [("tensorflow", P, "engine") for P in (3, 4)] + [("torch", 6, "caller")])
+         + [("tensorflow", P, "engine") for P in (3, 4)] + [("torch", 6, "caller"),
+                                                           ("torch", 6, "cut")])
 
 
 @pytest.mark.parametrize("framework,P,progress", CASES)
@@ -22,6 +26,8 @@ def test_gossip_matches_exact_trajectory(mpi, framework, P, progress):
     env = framework_env(framework)
     if progress == "caller":
         env["HOROVOD_WAGMA_CALLER_PROGRESS_US"] = "300"
+    if progress == "cut":
+        env.update(HOROVOD_WAGMA_FRAGMENT_SCOPE="all", HOROVOD_WAGMA_FRAGMENT_BYTES="999")
     if P == 2:
         # Pairs switch to reduce-scatter + allgather above this size (8 MB by default);
         # P=2 takes that path for its large tensors, larger P keep direct exchange.
@@ -35,3 +41,6 @@ def test_gossip_matches_exact_trajectory(mpi, framework, P, progress):
     # Wait-avoidance was exercised: some members joined rounds from the background.
     if P > 1:
         assert sum(r["stats"]["passive_joins"] for r in run.results.values()) > 0
+    # Messages are cut only where asked: every rank shares this machine's node.
+    cut = [r["stats"]["messages_cut"] for r in run.results.values()]
+    assert all(c > 0 for c in cut) if progress == "cut" else not any(cut), cut

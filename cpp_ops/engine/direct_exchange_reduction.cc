@@ -6,25 +6,20 @@ void DirectExchangeReduction::Start() {
   const int g = group_size();
   const size_t bytes = args_.count * elem_size();
   received_.resize(g);
-  requests_.reserve(2 * (g - 1));
+  NewStep();
   for (int j = 0; j < g; ++j) {
     if (j == args_.my_index) continue;
     received_[j] = args_.pool->Take(bytes);
-    requests_.emplace_back();
-    MPI_Irecv(received_[j].data(), static_cast<int>(bytes), MPI_BYTE, args_.members[j],
-              args_.tag, args_.comm, &requests_.back());
+    PostReceive(received_[j].data(), bytes, j);
   }
   for (int j = 0; j < g; ++j) {
-    if (j == args_.my_index) continue;
-    requests_.emplace_back();
-    MPI_Isend(args_.contribution, static_cast<int>(bytes), MPI_BYTE, args_.members[j],
-              args_.tag, args_.comm, &requests_.back());
+    if (j != args_.my_index) PostSend(args_.contribution, bytes, j);
   }
 }
 
 bool DirectExchangeReduction::Progress() {
   if (done_) return true;
-  if (!AllRequestsDone(requests_)) return false;
+  if (!StepDone()) return false;
   const int g = group_size();
   std::vector<const void*> srcs(g);
   for (int j = 0; j < g; ++j)

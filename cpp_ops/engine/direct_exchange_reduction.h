@@ -15,14 +15,12 @@ class DirectExchangeReduction : public GroupReduction {
   using GroupReduction::GroupReduction;
   void Start() override;
   bool Progress() override;
-  void Abandon() override { CancelReceives(requests_, group_size() - 1); }
   size_t BytesSent() const override {
     return (group_size() - 1) * args_.count * elem_size();
   }
 
  private:
   std::vector<Buffer> received_;  // by member index; own slot empty
-  std::vector<MPI_Request> requests_;
   bool done_ = false;
 };
 

@@ -69,6 +69,9 @@ std::string Engine::Start() {
     return "this MPI's tag upper bound is below " + std::to_string(kRequiredTagUpperBound) +
            ", which the WAGMA engine needs";
   }
+  // Collective, so it runs on every rank before any rank can return an error.
+  const std::string cut_error = cut_.Init(data_comm_);
+  if (!cut_error.empty()) return cut_error;
   thresholds_.small_bytes = static_cast<size_t>(
       EnvDouble("HOROVOD_WAGMA_SMALL_BYTES", static_cast<double>(thresholds_.small_bytes)));
   thresholds_.pair_scatter_bytes = static_cast<size_t>(EnvDouble(
@@ -133,7 +136,7 @@ std::string Engine::StatsJson() {
   const std::pair<const char*, int64_t> fields[] = {
       {"rounds_completed", e.rounds_completed}, {"passive_joins", e.passive_joins},
       {"activations_sent", e.activations_sent}, {"loop_iterations", e.loop_iterations},
-      {"sleeps", e.sleeps}, {"bytes_sent", e.bytes_sent},
+      {"sleeps", e.sleeps}, {"bytes_sent", e.bytes_sent}, {"messages_cut", e.messages_cut},
       {"staleness_sum", e.staleness_sum}, {"staleness_max", e.staleness_max},
       {"call_wait_us", e.call_wait_us}, {"pending_handles", e.pending_handles},
       {"rounds_held", e.rounds_held}, {"queue_depth", e.queue_depth},
@@ -429,6 +432,10 @@ bool Engine::ProgressRounds() {
       const int64_t round = it->first;
       ++it;  // FinishAppRound may erase this round
       if (!rs.reduction || !rs.reduction->Progress()) continue;
+      if (const int64_t cut = rs.reduction->messages_cut()) {
+        std::lock_guard<std::mutex> lock(stats_mu_);
+        stats_.messages_cut += cut;
+      }
       rs.reduction.reset();
       rs.completed = true;
       --in_flight_;

@@ -43,6 +43,7 @@ struct EngineStats {
   int64_t loop_iterations = 0;
   int64_t sleeps = 0;
   int64_t bytes_sent = 0;  // reduction payload
+  int64_t messages_cut = 0;  // reduction messages sent as several fragments (MessageCut)
   // Passive joins: how many rounds old the contributed (published) value was.
   int64_t staleness_sum = 0;
   int64_t staleness_max = 0;
@@ -186,6 +187,7 @@ class Engine {
   std::unique_ptr<RegistrationBook> book_;  // registrar (world rank 0) only
   Timeline timeline_;
   ReductionThresholds thresholds_;
+  MessageCut cut_;  // how reductions post messages to other nodes
   double shutdown_timeout_s_ = 30.0;
   int64_t spin_us_ = 200;  // after activity, poll this long before sleeping
   // Longest sleep between polls while rounds come and go (HOROVOD_WAGMA_IDLE_SLEEP_US):

@@ -212,6 +212,7 @@ void Engine::JoinRound(Stream& s, RoundState& rs, const void* contribution, bool
     args.result = rs.mean.data();
   }
   args.pool = &pool_;
+  args.cut = &cut_;
   rs.reduction = MakeGroupReduction(std::move(args), thresholds_);
   rs.reduction->Start();
   {

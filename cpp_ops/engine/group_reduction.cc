@@ -28,6 +28,24 @@ void CancelReceives(std::vector<MPI_Request>& requests, size_t num_receives) {
   }
 }
 
+const MessageCut& GroupReduction::cut() const {
+  static const MessageCut never_cut;
+  return args_.cut ? *args_.cut : never_cut;
+}
+
+void GroupReduction::PostReceive(void* buf, size_t bytes, int member_index) {
+  const size_t before = requests_.size();
+  cut().PostReceive(buf, bytes, args_.members[static_cast<size_t>(member_index)], args_.tag,
+                    args_.comm, requests_);
+  receives_ += requests_.size() - before;
+}
+
+void GroupReduction::PostSend(const void* buf, size_t bytes, int member_index) {
+  const int peer = args_.members[static_cast<size_t>(member_index)];
+  if (cut().Pieces(bytes, peer) > 1) ++messages_cut_;
+  cut().PostSend(buf, bytes, peer, args_.tag, args_.comm, requests_);
+}
+
 std::unique_ptr<GroupReduction> MakeGroupReduction(ReductionArgs args,
                                                    const ReductionThresholds& thresholds) {
   const size_t bytes = args.count * ElementSize(args.dtype);

@@ -11,8 +11,10 @@
 //  * the contribution must stay valid and unchanged until Progress() returns true;
 //  * the mean is written to `result`, which may alias the contribution (in-place
 //    calls): nothing is written there before every send has completed;
-//  * each step posts its receives before its sends, so Abandon() knows which
-//    requests are receives.
+//  * each step posts its receives before its sends (PostReceive, then PostSend), so
+//    Abandon() knows which requests are receives: the first `receives_`;
+//  * a message to or from a peer on another node may travel as several MPI messages
+//    (MessageCut), posted alike on both sides.
 #pragma once
 
 #include <mpi.h>
@@ -22,8 +24,15 @@
 
 #include "buffer.h"
 #include "data_type.h"
+#include "message_cut.h"
 
 namespace wagma {
+
+// Cancels and completes the first `num_receives` requests (the receives).
+void CancelReceives(std::vector<MPI_Request>& requests, size_t num_receives);
+
+// Test-all over a request list that may contain MPI_REQUEST_NULL; throws on MPI error.
+bool AllRequestsDone(std::vector<MPI_Request>& requests);
 
 struct ReductionArgs {
   MPI_Comm comm = MPI_COMM_NULL;
@@ -35,6 +44,7 @@ struct ReductionArgs {
   const void* contribution = nullptr;
   void* result = nullptr;    // count elements; receives the mean
   BufferPool* pool = nullptr;
+  const MessageCut* cut = nullptr;  // how messages are posted; nullptr: never cut
 };
 
 class GroupReduction {
@@ -48,12 +58,29 @@ class GroupReduction {
   virtual size_t BytesSent() const = 0;
   // Gives up (a member is gone): cancels pending receives and waits until none can
   // still write to this reduction's buffers or the result. Sends may stay pending.
-  virtual void Abandon() = 0;
+  void Abandon() { CancelReceives(requests_, receives_); }
+  // Messages this member sent as several fragments so far (MessageCut).
+  int64_t messages_cut() const { return messages_cut_; }
 
  protected:
   int group_size() const { return static_cast<int>(args_.members.size()); }
   size_t elem_size() const { return ElementSize(args_.dtype); }
+  // One step's messages: clear the list, then every receive before any send.
+  void NewStep() {
+    requests_.clear();
+    receives_ = 0;
+  }
+  void PostReceive(void* buf, size_t bytes, int member_index);
+  void PostSend(const void* buf, size_t bytes, int member_index);
+  bool StepDone() { return AllRequestsDone(requests_); }
+
   ReductionArgs args_;
+
+ private:
+  const MessageCut& cut() const;
+  std::vector<MPI_Request> requests_;  // this step's: receives first
+  size_t receives_ = 0;
+  int64_t messages_cut_ = 0;
 };
 
 // Where the algorithms change over (HOROVOD_WAGMA_SMALL_BYTES and
@@ -71,11 +98,5 @@ struct ReductionThresholds {
 // pairs, ScatterAllgather otherwise.
 std::unique_ptr<GroupReduction> MakeGroupReduction(ReductionArgs args,
                                                    const ReductionThresholds& thresholds);
-
-// Cancels and completes the first `num_receives` requests (the receives).
-void CancelReceives(std::vector<MPI_Request>& requests, size_t num_receives);
-
-// Test-all over a request list that may contain MPI_REQUEST_NULL; throws on MPI error.
-bool AllRequestsDone(std::vector<MPI_Request>& requests);
 
 }  // namespace wagma

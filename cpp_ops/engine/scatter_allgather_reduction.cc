@@ -15,21 +15,17 @@ void ScatterAllgatherReduction::Start() {
   const size_t es = elem_size();
   const char* contribution = static_cast<const char*>(args_.contribution);
   received_.resize(g);
-  requests_.reserve(2 * (g - 1));
+  NewStep();
   const size_t my_bytes = ChunkCount(me) * es;
   for (int j = 0; j < g; ++j) {
     if (j == me) continue;
     received_[j] = args_.pool->Take(my_bytes);
-    requests_.emplace_back();
-    MPI_Irecv(received_[j].data(), static_cast<int>(my_bytes), MPI_BYTE, args_.members[j],
-              args_.tag, args_.comm, &requests_.back());
+    PostReceive(received_[j].data(), my_bytes, j);
   }
   // Start with the next member's chunk so that not everyone targets member 0 first.
   for (int k = 1; k < g; ++k) {
     const int j = (me + k) % g;
-    requests_.emplace_back();
-    MPI_Isend(contribution + ChunkBegin(j) * es, static_cast<int>(ChunkCount(j) * es),
-              MPI_BYTE, args_.members[j], args_.tag, args_.comm, &requests_.back());
+    PostSend(contribution + ChunkBegin(j) * es, ChunkCount(j) * es, j);
   }
 }
 
@@ -47,24 +43,18 @@ void ScatterAllgatherReduction::StartAllgather() {
   char* mean = static_cast<char*>(args_.result);
   MeanOf(args_.dtype, srcs.data(), g, ChunkCount(me), mean + ChunkBegin(me) * es);
   received_.clear();
-  requests_.clear();
+  NewStep();
   for (int j = 0; j < g; ++j) {
-    if (j == me) continue;
-    requests_.emplace_back();
-    MPI_Irecv(mean + ChunkBegin(j) * es, static_cast<int>(ChunkCount(j) * es), MPI_BYTE,
-              args_.members[j], args_.tag, args_.comm, &requests_.back());
+    if (j != me) PostReceive(mean + ChunkBegin(j) * es, ChunkCount(j) * es, j);
   }
   for (int k = 1; k < g; ++k) {
-    const int j = (me + k) % g;
-    requests_.emplace_back();
-    MPI_Isend(mean + ChunkBegin(me) * es, static_cast<int>(ChunkCount(me) * es), MPI_BYTE,
-              args_.members[j], args_.tag, args_.comm, &requests_.back());
+    PostSend(mean + ChunkBegin(me) * es, ChunkCount(me) * es, (me + k) % g);
   }
 }
 
 bool ScatterAllgatherReduction::Progress() {
   if (step_ == Step::kDone) return true;
-  if (!AllRequestsDone(requests_)) return false;
+  if (!StepDone()) return false;
   if (step_ == Step::kScatter) {
     StartAllgather();
     step_ = Step::kGather;

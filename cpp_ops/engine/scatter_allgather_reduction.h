@@ -19,7 +19,6 @@ class ScatterAllgatherReduction : public GroupReduction {
   using GroupReduction::GroupReduction;
   void Start() override;
   bool Progress() override;
-  void Abandon() override { CancelReceives(requests_, group_size() - 1); }
   size_t BytesSent() const override {
     const size_t mine = ChunkCount(args_.my_index) * elem_size();
     return (args_.count * elem_size() - mine) + (group_size() - 1) * mine;
@@ -33,7 +32,6 @@ class ScatterAllgatherReduction : public GroupReduction {
   enum class Step { kScatter, kGather, kDone };
   Step step_ = Step::kScatter;
   std::vector<Buffer> received_;  // step 1: member j's copy of my chunk
-  std::vector<MPI_Request> requests_;
 };
 
 }  // namespace wagma
