@@ -24,6 +24,14 @@ pattern's ideals. Results: bench/results/multihost_<scenario>.json/.png (imbalan
 schema) and bench/results/multihost_throughput.json, which gathers both with each
 cluster's hosts and measured round trips (bench/simulate.py validates against it).
 
+Engine settings side by side (``--variant``): each trial launches once per variant,
+in turn, inside the same cluster, so that the variants share the machine's state; the
+table gives each variant's median samples/s with the min-max over trials. E.g. cutting
+cross-host messages under the TCP eager limit against not cutting them:
+
+    python bench/multihost_throughput.py --scenarios slow_link --methods wagma,wagma_wa \
+        --variant cut: --variant whole:HOROVOD_WAGMA_FRAGMENT_BYTES=0
+
 Run (root; iproute2 and gcc; a few minutes)
 ---
     python bench/multihost_throughput.py [--scenarios slow_link,slow_host] [--trials 3]
@@ -32,6 +40,7 @@ Run (root; iproute2 and gcc; a few minutes)
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -44,6 +53,7 @@ from multihost.cluster import EmulatedCluster, HostSpec, Link, why_unavailable  
 
 RESULTS = os.path.join(HERE, "results")
 FAST, SLOW = Link(1.0, 1000.0), Link(4.0, 100.0)
+METHODS = ["horovod", "localsgd", "wagma", "wagma_wa"]
 
 SCENARIOS = {
     "slow_link": dict(hosts=[HostSpec(2, FAST), HostSpec(2, FAST), HostSpec(2, SLOW)],
@@ -69,6 +79,36 @@ def scenario_args(name, args):
     return pattern, suffix
 
 
+def parse_variant(text):
+    """'NAME:K=V;K=V' (or 'NAME:' for the defaults) -> (NAME, {K: V})."""
+    name, _, settings = text.partition(":")
+    if not name:
+        raise argparse.ArgumentTypeError(f"--variant {text!r}: expected NAME:K=V;K=V")
+    env = {}
+    for item in filter(None, settings.split(";")):
+        key, eq, value = item.partition("=")
+        if not eq or not key:
+            raise argparse.ArgumentTypeError(f"--variant {text!r}: {item!r} is not K=V")
+        env[key] = value
+    return name, env
+
+
+def launch(cluster, name, pattern, trials, out, extra_env, args):
+    """One imbalance.py launch across the cluster; its JSON result."""
+    env = cluster.env(dict(os.environ, PYTHONUNBUFFERED="1",
+                           WAGMA_BENCH_MASTER_ADDR=cluster.addresses[0],
+                           GLOO_SOCKET_IFNAME="eth0", **extra_env))
+    cmd = cluster.mpirun([sys.executable, os.path.join(HERE, "imbalance.py"),
+                          *pattern, "--trials", str(trials),
+                          "--steps", str(args.steps), "--json", out + ".json",
+                          "--plot", out + ".png"])
+    proc = subprocess.run(cmd, env=env, timeout=args.timeout)
+    if proc.returncode != 0:
+        raise SystemExit(f"{name}: the launch failed (exit {proc.returncode})")
+    with open(out + ".json") as f:
+        return json.load(f)
+
+
 def run_scenario(name, spec, args):
     pattern, suffix = scenario_args(name, args)
     out = os.path.join(RESULTS, f"multihost_{name}{suffix}")
@@ -77,21 +117,36 @@ def run_scenario(name, spec, args):
                for j in range(2, len(spec["hosts"]) + 1)}
         print(f"== {name}: hosts {[(h.slots, h.link.latency_ms, h.link.rate_mbit) for h in spec['hosts']]}"
               f" (slots, one-way ms, Mbit/s); measured TCP round trips {rtt} ms", flush=True)
-        env = cluster.env(dict(os.environ, PYTHONUNBUFFERED="1",
-                               WAGMA_BENCH_MASTER_ADDR=cluster.addresses[0],
-                               GLOO_SOCKET_IFNAME="eth0"))
-        cmd = cluster.mpirun([sys.executable, os.path.join(HERE, "imbalance.py"),
-                              *pattern, "--trials", str(args.trials),
-                              "--steps", str(args.steps), "--json", out + ".json",
-                              "--plot", out + ".png"])
-        proc = subprocess.run(cmd, env=env, timeout=args.timeout)
-        if proc.returncode != 0:
-            raise SystemExit(f"{name}: the launch failed (exit {proc.returncode})")
-    with open(out + ".json") as f:
-        result = json.load(f)
+        if args.variant:
+            result = compare_variants(cluster, name, pattern, out, args)
+        else:
+            result = launch(cluster, name, pattern, args.trials, out, {}, args)
     hosts = [{"slots": h.slots, "latency_ms": h.link.latency_ms,
               "rate_mbit": h.link.rate_mbit} for h in spec["hosts"]]
     return {"hosts": hosts, "rtt_ms": rtt, "result": result}
+
+
+def compare_variants(cluster, name, pattern, out, args):
+    """Each trial launches every variant in turn (one trial each), in the same cluster;
+    per variant and method: the median samples/s over trials and the min-max."""
+    per = {v: [] for v, _ in args.variant}
+    for trial in range(args.trials):
+        for v, env in args.variant:
+            print(f"-- {name} trial {trial} variant {v} {env}", flush=True)
+            res = launch(cluster, name, pattern, 1, f"{out}_{v}_t{trial}", env, args)
+            per[v].append(res["samples_per_s"])
+    methods = [m for m in per[args.variant[0][0]][0] if m in METHODS]
+    table = {v: {m: {"median": statistics.median(t[m] for t in trials),
+                     "min": min(t[m] for t in trials), "max": max(t[m] for t in trials),
+                     "trials": [t[m] for t in trials]} for m in methods}
+             for v, trials in per.items()}
+    print(f"\n{name}: samples/s by variant, median (min-max) of {args.trials} interleaved trials")
+    for v, env in args.variant:
+        cells = "  ".join(f"{m} {c['median']:.0f} ({c['min']:.0f}-{c['max']:.0f})"
+                          for m, c in table[v].items())
+        print(f"  {v:>10} {env}: {cells}")
+    return {"variants": {v: env for v, env in args.variant}, "samples_per_s": table,
+            "command": "python bench/multihost_throughput.py " + " ".join(sys.argv[1:])}
 
 
 def main():
@@ -108,6 +163,10 @@ def main():
     p.add_argument("--methods", default=None,
                    help="a subset of imbalance.py's methods (default: all four); results "
                         "go to files with the methods in their name")
+    p.add_argument("--variant", action="append", type=parse_variant, default=[],
+                   metavar="NAME:K=V;K=V",
+                   help="engine settings to compare side by side (repeat; 'NAME:' is "
+                        "the defaults); results go to multihost_<scenario>_variants.json")
     args = p.parse_args()
     names = [s.strip() for s in args.scenarios.split(",") if s.strip()]
     unknown = set(names) - set(SCENARIOS)
@@ -123,15 +182,24 @@ def main():
             gathered = json.load(f)
     t0 = time.monotonic()
     for name in names:
-        gathered["scenarios"][name] = run_scenario(name, SCENARIOS[name], args)
+        result = run_scenario(name, SCENARIOS[name], args)
+        if args.variant:
+            suffix = scenario_args(name, args)[1]
+            with open(os.path.join(RESULTS, f"multihost_{name}{suffix}_variants.json"),
+                      "w") as f:
+                json.dump(result, f, indent=1)
+            continue
+        gathered["scenarios"][name] = result
         if scenario_args(name, args)[1]:
             continue  # a variation: its own files only
         gathered["command"] = "python bench/multihost_throughput.py " + " ".join(sys.argv[1:])
         with open(path, "w") as f:
             json.dump(gathered, f, indent=1)
+    if args.variant:
+        return
     print(f"\nsamples/s summed over ranks (median of {args.trials} trials); "
           f"{time.monotonic() - t0:.0f} s")
-    methods = ["horovod", "localsgd", "wagma", "wagma_wa"]
+    methods = METHODS
     print(f"{'scenario':>10} " + " ".join(f"{m:>9}" for m in methods)
           + f" {'ideal':>7} {'no_wait':>7}  wagma_wa/wagma")
     nan = float("nan")

@@ -98,9 +98,13 @@ def parse_args(argv=None):
 def main(argv=None):
     args = parse_args(argv)
     try:
-        calib = read_calibration(args.results_dir, args.cores)
+        run(args)
     except CalibrationError as e:
         raise SystemExit(f"simulate: {e}")
+
+
+def run(args):
+    calib = read_calibration(args.results_dir, args.cores)
     if args.validate:
         validate(calib, args.results_dir, cpu_model=args.cpu_model,
                  cpu_jitter=args.cpu_jitter)

@@ -24,22 +24,31 @@
 A round's cost is network.py's ``round_time`` (with the other groups of its phase
 sharing the host links) plus each member's op_bench-calibrated CPU work.
 """
+from ..common import CalibrationError
 from .blocking import Barrier
 
 
 def group_schedule(P, S):
     """The product's schedule (horovod_wagma.common.schedule.groups, the engine's own);
-    without the built engine, a base-S butterfly with groups of at most S."""
+    without the built engine, the base-S butterfly, which is that schedule only for
+    P = S**L (other P: an error saying to build the engine, never a different
+    schedule)."""
     try:
         from horovod_wagma.common.schedule import groups
         return groups(P, S)
-    except Exception:   # engine library not built: same partition rule for P = S**L
-        phases, span = [], 1
+    except ImportError as e:   # engine library not built
+        L, span = 0, 1
         while span < P:
+            span, L = span * S, L + 1
+        if span != P:
+            raise CalibrationError(
+                f"the group schedule for P={P}, S={S} comes from the engine library, "
+                f"which did not load: {e}") from None
+        phases, span = [], 1
+        for _ in range(L):
             phase = {}
             for r in range(P):
-                key = (r // (span * S), r % span)
-                phase.setdefault(key, []).append(r)
+                phase.setdefault((r // (span * S), r % span), []).append(r)
             phases.append([sorted(v) for _, v in sorted(phase.items())])
             span *= S
         return phases or [[list(range(P))]]
@@ -225,7 +234,7 @@ def group_size_for(P, S=None):
     try:
         from horovod_wagma.common.schedule import default_group_size
         return default_group_size(P)
-    except Exception:
+    except ImportError:   # the same rule as the engine's: smallest power of two >= sqrt(P)
         s = 2
         while s * s < P:
             s *= 2
