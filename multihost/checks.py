@@ -102,9 +102,15 @@ def check_gossip(cluster):
         return False, f"{len(bad)} inexact results, e.g. {bad[:3]}"
     if min(crossed) < 100_000:
         return False, f"too little traffic crossed the hosts' links: {crossed} bytes"
+    # Between hosts, messages above the TCP eager limit travel cut (MessageCut, on by
+    # default); the exactness above must hold on that path, so it must have been taken.
+    cut = [res[r]["stats"]["messages_cut"] for r in sorted(res)]
+    if min(cut) == 0:
+        return False, f"some ranks sent no cut message across hosts: {cut}"
     n = len(res[0]["errors"])
     return True, (f"{n} configurations exact on {cluster.size} ranks; "
-                  f"{sum(crossed) / 1e6:.1f} MB over the links")
+                  f"{sum(crossed) / 1e6:.1f} MB over the links; "
+                  f"{min(cut)}-{max(cut)} messages cut per rank")
 
 
 def check_straggler(cluster, step_s=0.01, factor=4.0, rounds=60):
