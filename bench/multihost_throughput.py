@@ -49,7 +49,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
-from multihost.cluster import EmulatedCluster, HostSpec, Link, why_unavailable  # noqa: E402
+from multihost.cluster import (EmulatedCluster, HostSpec, Link,  # noqa: E402
+                              LINK_BURST_BYTES, why_unavailable)  # noqa: E402
 
 RESULTS = os.path.join(HERE, "results")
 FAST, SLOW = Link(1.0, 1000.0), Link(4.0, 100.0)
@@ -122,7 +123,8 @@ def run_scenario(name, spec, args):
         else:
             result = launch(cluster, name, pattern, args.trials, out, {}, args)
     hosts = [{"slots": h.slots, "latency_ms": h.link.latency_ms,
-              "rate_mbit": h.link.rate_mbit} for h in spec["hosts"]]
+              "rate_mbit": h.link.rate_mbit, "burst_kb": LINK_BURST_BYTES / 1024}
+             for h in spec["hosts"]]
     return {"hosts": hosts, "rtt_ms": rtt, "result": result}
 
 

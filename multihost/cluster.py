@@ -40,6 +40,9 @@ TUN = "tun0"
 DELAYLINE_SRC = os.path.join(HERE, "delayline.c")
 AGENT = os.path.join(HERE, "agent.sh")
 TCP_RETRIES2 = 5
+# Each link direction's token bucket (tc tbf burst): a few full-size segments pass at
+# line rate after an idle spell. bench/simulate.py models it from this constant.
+LINK_BURST_BYTES = 128 * 1024
 
 
 @dataclass
@@ -305,7 +308,7 @@ class EmulatedCluster:
             # The cap on both directions; the burst allows a few full-size segments.
             for where, dev in ((ns, "eth0"), (ROUTER, veth)):
                 _in_ns(where, "tc", "qdisc", "add", "dev", dev, "root", "tbf",
-                       "rate", f"{h.link.rate_mbit}mbit", "burst", "128kb",
+                       "rate", f"{h.link.rate_mbit}mbit", "burst", f"{LINK_BURST_BYTES // 1024}kb",
                        "latency", "100ms")
         binary = build_delayline(self.work_dir)
         delays = [f"{i}:{int(h.link.latency_ms * 1000)}"

@@ -96,23 +96,112 @@ def test_ring_allreduce_matches_the_closed_form(P, per_host):
                          ranks_per_host=per_host, overhead_us=0.0, intra_latency_us=0.0,
                          intra_bandwidth_gbit=1e9)
     bw = gbit * 1e9 / 8
-    expected = 2 * (P - 1) / P * n / bw + 2 * (P - 1) * lat_us * 1e-6
-    if per_host > 1:   # every ring step is paced by a cross-host edge
-        assert net.ring_allreduce_time(n) == pytest.approx(expected, rel=1e-9)
-    else:
-        assert net.ring_allreduce_time(n) == pytest.approx(expected, rel=1e-12)
+    wire = 2 * (P - 1) / P * n / bw
+    rel = 1e-9 if per_host > 1 else 1e-12   # every ring step is paced by a cross-host edge
+    # A GPU cluster's ring (NCCL-style, the datacenter default): one latency per step.
+    assert net.allreduce_impl == "ring"
+    assert net.ring_allreduce_time(n) == pytest.approx(
+        wire + 2 * (P - 1) * lat_us * 1e-6, rel=rel)
+    # gloo: each step waits for the receiver's ready notification, then the data.
+    assert net.ring_allreduce_time(n, handshake=True) == pytest.approx(
+        wire + 4 * (P - 1) * lat_us * 1e-6, rel=rel)
+    net.allreduce_impl = "ompi_gloo"
+    assert net.ring_allreduce_time(n) == pytest.approx(
+        wire + 4 * (P - 1) * lat_us * 1e-6, rel=rel)
 
 
-def test_horovod_step_is_compute_plus_negotiation_plus_ring():
-    P, step, app = 32, 0.010, 0.002
+def test_horovod_step_is_compute_plus_negotiation_plus_allreduce():
+    P, step, app, n = 32, 0.010, 0.002, 8 << 20
+    lat, bw = 20e-6, 25e9 / 8
     net = sim.datacenter(P, latency_us=20.0, bandwidth_gbit=25.0, ranks_per_host=1,
                          overhead_us=0.0)
+    # A GPU cluster (datacenter): a ring, and a tree of log2 P latencies to negotiate.
+    assert net.horovod_allreduce_time(n) == pytest.approx(
+        0.5e-3 + 5 * lat + 2 * (P - 1) * lat + 2 * (P - 1) / P * n / bw, rel=1e-12)
+    net.allreduce_impl = "ompi_gloo"   # what Horovod on Open MPI runs (multihost)
     scn = sim.Scenario(pattern="persistent", slow_ranks="0", step_time=step, steps=40,
-                       nbytes=8 << 20)
+                       nbytes=n)
     res = sim.simulate(scn, net, calibration(app=app), ("horovod",), cpu_jitter="none")
-    per_step = step + app + net.negotiation_time() + net.ring_allreduce_time(8 << 20)
-    assert net.negotiation_time() == pytest.approx(0.5e-3 + 5 * 20e-6)
+    # Open MPI: Rabenseifner for 8 MB at 32 ranks, 2 log2 P steps of halving sizes;
+    # the coordination (one 8-byte word) by recursive doubling, log2 P steps.
+    assert net.mpi_allreduce_time(n) == pytest.approx(
+        2 * 5 * lat + 2 * (P - 1) / P * n / bw, rel=1e-12)
+    assert net.negotiation_time() == pytest.approx(0.5e-3 + 5 * (lat + 8 / bw))
+    per_step = step + app + net.horovod_allreduce_time(n)
+    assert net.horovod_allreduce_time(n) == pytest.approx(
+        net.negotiation_time() + net.mpi_allreduce_time(n))
     assert rates(res)["horovod"] == pytest.approx(P * B / per_step, rel=1e-9)
+
+
+@pytest.mark.parametrize("P,nbytes,alg", [
+    (6, 284712, "rabenseifner"), (8, 284712, "rabenseifner"),
+    (16, 284712, "rabenseifner"), (1024, 284712, "rabenseifner"),
+    (6, 8, "ring"), (6, 4096, "recursive_doubling"), (16, 8, "segmented_ring"),
+    (100, 100000, "recursive_doubling"), (128, 100000, "nonoverlapping"), (200, 100000, "nonoverlapping"),
+    (1024, 8, "nonoverlapping"), (3, 100000, "segmented_ring")])
+def test_ompi_allreduce_choice_is_open_mpi_4_1_4s(P, nbytes, alg):
+    from sim.network import ompi_allreduce_algorithm
+    assert ompi_allreduce_algorithm(P, nbytes) == alg
+
+
+def test_rabenseifner_steps_on_six_ranks_and_rendezvous():
+    # P = 6 = 4 + 2: fold (0,1), (2,3); halving pairs vranks (0,1)->(0,2), (2,3)->(4,5),
+    # then (0,2)->(0,4), (1,3)->(2,5); the allgather in reverse; unfold.
+    net = sim.Network("t", [0, 0, 1, 1, 2, 2], [1e-3, 1e-3, 4e-3], [1e9, 1e9, 1e8],
+                      eager_B=64 * 1024)
+    n = 400000
+    alg, steps = net.mpi_allreduce_steps(n)
+    assert alg == "rabenseifner"
+    pairs = [sorted({tuple(sorted(m[:2])) for m in msgs}) for msgs, _ in steps]
+    assert pairs == [[(0, 1), (2, 3)], [(0, 1), (2, 3)], [(0, 2), (4, 5)],
+                     [(0, 4), (2, 5)], [(0, 4), (2, 5)], [(0, 2), (4, 5)],
+                     [(0, 1), (2, 3)]]
+    assert [msgs[0][2] for msgs, _ in steps] == [n / 2, n / 2, n / 2, n / 4, n / 4,
+                                                 n / 2, n]
+    # Cross-host steps only (intra-host steps are CPU work on multihost). Every
+    # cross-host message is above 64 KiB: 3 latencies; host 2's link carries two
+    # n/4 messages each way at 1e8 B/s.
+    slow = 3 * 5e-3 + 2 * (n / 4) / 1e8
+    fast = 3 * 2e-3 + (n / 2) / 1e9
+    assert net.mpi_allreduce_time(n) == pytest.approx(2 * slow + 2 * fast, rel=1e-12)
+    net.eager_B = None
+    assert net.mpi_allreduce_time(n) == pytest.approx(
+        2 * (5e-3 + 2 * (n / 4) / 1e8) + 2 * (2e-3 + (n / 2) / 1e9), rel=1e-12)
+
+
+def test_token_bucket_passes_the_burst_then_the_rate_and_refills():
+    from sim.network import Buckets
+    B, rate = 131072.0, 12.5e6
+    net = sim.Network("t", [0, 1], [4e-3, 1e-3], [rate, 1e9], burst_B=[B, B])
+    b = Buckets(net)
+    assert b.push((0, "up"), 100000) == 0.0             # within the burst
+    assert b.push((0, "up"), 100000) == pytest.approx((100000 - (B - 100000)) / rate)
+    assert b.level[(0, "up")] == 0.0
+    b.idle((0, "up"), 4e-3)                              # refills at the rate
+    assert b.level[(0, "up")] == pytest.approx(4e-3 * rate)
+    b.idle((0, "up"), 1.0)                               # capped at the burst
+    assert b.level[(0, "up")] == B
+    # A WAGMA pair (direct exchange) of 200 KB: 5 ms latency, the first 128 KiB free,
+    # the rest at 12.5 MB/s; without the bucket all of it at the rate.
+    assert net.round_time([0, 1], 200000) == pytest.approx(5e-3 + (200000 - B) / rate)
+    # Scatter-allgather over 3 ranks, host 0 holding one: 2 chunks of n/3 each way per
+    # exchange; the second exchange finds the bucket refilled for one latency only.
+    net3 = sim.Network("t", [0, 1, 2], [4e-3, 1e-3, 1e-3], [rate, 1e9, 1e9],
+                       burst_B=[B, B, B])
+    n = 600000
+    load = 2 * n / 3
+    w1 = (load - B) / rate
+    w2 = (load - min(B, 5e-3 * rate)) / rate
+    assert net3.round_time([0, 1, 2], n) == pytest.approx(5e-3 + w1 + 5e-3 + w2)
+    net3.burst_B = None
+    assert net3.round_time([0, 1, 2], n) == pytest.approx(2 * (5e-3 + load / rate))
+
+
+def test_tbf_burst_is_read_from_the_cluster_configuration():
+    from sim.network import tbf_burst_bytes
+    burst = tbf_burst_bytes()   # puts the repository root on sys.path
+    from multihost.cluster import LINK_BURST_BYTES
+    assert burst == LINK_BURST_BYTES == 128 * 1024
 
 
 def test_wagma_round_cost_follows_the_engine_algorithms():
@@ -307,7 +396,13 @@ def test_validation_marks_multihost_rows_not_measured_until_the_file_exists(tmp_
     net = sim.multihost_from_scenario({"hosts": hosts, "rtt_ms": {"h1->h2": 4.2}})
     assert net.host_of == [0, 0, 1, 1, 2, 2]
     assert net.software_s == pytest.approx(0.1e-3)
-    # A message h1 -> h3 crosses a 1 ms and a 4 ms link, at the slower link's rate.
+    # A message h1 -> h3 crosses a 1 ms and a 4 ms link, at the slower link's rate,
+    # beyond the links' token bucket (multihost/cluster.py's tc tbf burst, 128 KiB).
+    assert net.burst_B == [128 * 1024] * 3 and net.eager_B == 64 * 1024
+    assert net.exchange_time([0, 4], 12500) == pytest.approx(5e-3 + 0.1e-3)
+    over = 128 * 1024 + 12500
+    assert net.exchange_time([0, 4], over) == pytest.approx(5e-3 + 0.1e-3 + 1e-3)
+    net.burst_B = None
     assert net.exchange_time([0, 4], 12500) == pytest.approx(5e-3 + 0.1e-3 + 1e-3)
 
 

@@ -8,7 +8,8 @@ methods: ``horovod``, ``localsgd``, ``wagma``, ``wagma_wa`` (the measured ones) 
 
   common.py       paths, the benchmark's constants, method names, CalibrationError
   calibration.py  C, B, the round times T(method, g, n) and w_app, from the files
-  network.py      hosts and links; ring allreduce, negotiation and WAGMA round costs
+  network.py      hosts, links (rate, token bucket, rendezvous); Open MPI's allreduce,
+                  gloo's ring, negotiation and WAGMA round costs
   cpu.py          the event loop; how the cores are shared (fair, rr, ps)
   methods/        each method's timing rules (blocking.py, wagma.py, dpsgd.py)
   run.py          one run: the step loop, rounds as CPU jobs, timed windows; simulate

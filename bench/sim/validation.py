@@ -73,8 +73,14 @@ def validation_cases(results_dir):
 
 def validate(calib, results_dir=RESULTS_DIR, out=print, cpu_model="fair", cpu_jitter="exp"):
     """Predicted vs measured for every measured file and method; returns the rows."""
-    rows = []
+    rows, links = [], []
     for label, d, net, path in validation_cases(results_dir):
+        if net is not None and net.name == "multihost" and not links:
+            burst = ("none" if net.burst_B is None else
+                     f"{net.burst_B[0] / 1024:.0f} KiB per link direction")
+            links.append(f"multihost token bucket: {burst} (hosts[].burst_kb, else "
+                         "multihost/cluster.py's tc tbf burst); MPI eager limit "
+                         f"{net.eager_B // 1024} KiB (btl_tcp_eager_limit default)")
         if d is None:
             rows.append({"case": label, "method": "all", "status": "not measured yet",
                          "file": os.path.relpath(path, ROOT)})
@@ -92,13 +98,13 @@ def validate(calib, results_dir=RESULTS_DIR, out=print, cpu_model="fair", cpu_ji
                          "within": abs(err) <= TOLERANCE,
                          "file": os.path.relpath(path, ROOT)})
     print_validation(rows, calib, out, f"{CPU_MODELS[cpu_model]}; CPU job lengths: "
-                     + ("exponential" if cpu_jitter == "exp" else "exact"))
+                     + ("exponential" if cpu_jitter == "exp" else "exact"), links)
     return rows
 
 
-def print_validation(rows, calib, out=print, host_model=""):
+def print_validation(rows, calib, out=print, host_model="", extra=()):
     out(f"Calibration (host CPU: {host_model}):")
-    for line in calib.describe():
+    for line in list(calib.describe()) + list(extra):
         out("  " + line)
     out("\nPredicted vs measured samples/s (measured: median trial, [min-max] over "
         f"trials); '!!' marks |error| > {TOLERANCE:.0%}")

@@ -2,9 +2,10 @@
 
 * ``horovod``   ``hvd.DistributedOptimizer``: every step ends with a global ring
                 allreduce that starts when the last rank arrives; nobody continues
-                before it completes. It costs Horovod's negotiation plus the ring
-                allreduce on the network (network.py), then op_bench's ``hvd`` round
-                time as CPU work on every rank.
+                before it completes. It costs Horovod's negotiation plus MPI_Allreduce
+                by the algorithm Open MPI picks (network.py's
+                ``horovod_allreduce_time``), then op_bench's ``hvd`` round time as CPU
+                work on every rank.
 * ``localsgd``  local steps; every tau-th step a blocking global average (gloo ring
                 allreduce) that starts when the last rank arrives (op_bench's
                 ``mpi_hvd`` round time as CPU work).
@@ -31,12 +32,10 @@ class Barrier:
 
 class HorovodModel:
     """Gradient allreduce every step: starts when the last rank arrives, then
-    negotiation + ring allreduce (network) and the allreduce's CPU work."""
+    negotiation + Open MPI's allreduce (network) and the allreduce's CPU work."""
 
     def __init__(self, run):
-        net = run.net
-        self.barrier = Barrier(run, "horovod", net.negotiation_time()
-                               + net.ring_allreduce_time(run.nbytes))
+        self.barrier = Barrier(run, "horovod", run.net.horovod_allreduce_time(run.nbytes))
 
     def call(self, r, i, t):
         self.barrier.arrive(i, r)
