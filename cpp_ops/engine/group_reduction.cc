@@ -34,16 +34,15 @@ const MessageCut& GroupReduction::cut() const {
 }
 
 void GroupReduction::PostReceive(void* buf, size_t bytes, int member_index) {
-  const size_t before = requests_.size();
-  cut().PostReceive(buf, bytes, args_.members[static_cast<size_t>(member_index)], args_.tag,
-                    args_.comm, requests_);
-  receives_ += requests_.size() - before;
+  receives_ += cut().PostReceive(buf, bytes, args_.members[static_cast<size_t>(member_index)],
+                                 args_.tag, args_.comm, requests_);
 }
 
 void GroupReduction::PostSend(const void* buf, size_t bytes, int member_index) {
-  const int peer = args_.members[static_cast<size_t>(member_index)];
-  if (cut().Pieces(bytes, peer) > 1) ++messages_cut_;
-  cut().PostSend(buf, bytes, peer, args_.tag, args_.comm, requests_);
+  if (cut().PostSend(buf, bytes, args_.members[static_cast<size_t>(member_index)], args_.tag,
+                     args_.comm, requests_) > 1) {
+    ++messages_cut_;
+  }
 }
 
 std::unique_ptr<GroupReduction> MakeGroupReduction(ReductionArgs args,

@@ -92,28 +92,35 @@ size_t MessageCut::Pieces(size_t bytes, int peer) const {
   return (bytes + fragment_bytes_ - 1) / fragment_bytes_;
 }
 
-void MessageCut::PostReceive(void* buf, size_t bytes, int peer, int tag, MPI_Comm comm,
-                             std::vector<MPI_Request>& requests) const {
+template <typename PostPiece>
+size_t MessageCut::ForEachPiece(size_t bytes, int peer, PostPiece post) const {
   const size_t n = Pieces(bytes, peer);
-  char* p = static_cast<char*>(buf);
-  for (size_t k = 0; k < n; ++k) {
-    const size_t off = k * (n == 1 ? 0 : fragment_bytes_);
-    const size_t len = n == 1 ? bytes : std::min(fragment_bytes_, bytes - off);
-    requests.emplace_back();
-    MPI_Irecv(p + off, static_cast<int>(len), MPI_BYTE, peer, tag, comm, &requests.back());
+  if (n == 1) {
+    post(0, bytes);
+    return 1;
   }
+  for (size_t off = 0; off < bytes; off += fragment_bytes_) {
+    post(off, std::min(fragment_bytes_, bytes - off));
+  }
+  return n;
 }
 
-void MessageCut::PostSend(const void* buf, size_t bytes, int peer, int tag, MPI_Comm comm,
-                          std::vector<MPI_Request>& requests) const {
-  const size_t n = Pieces(bytes, peer);
+size_t MessageCut::PostReceive(void* buf, size_t bytes, int peer, int tag, MPI_Comm comm,
+                               std::vector<MPI_Request>& requests) const {
+  char* p = static_cast<char*>(buf);
+  return ForEachPiece(bytes, peer, [&](size_t off, size_t len) {
+    requests.emplace_back();
+    MPI_Irecv(p + off, static_cast<int>(len), MPI_BYTE, peer, tag, comm, &requests.back());
+  });
+}
+
+size_t MessageCut::PostSend(const void* buf, size_t bytes, int peer, int tag, MPI_Comm comm,
+                            std::vector<MPI_Request>& requests) const {
   const char* p = static_cast<const char*>(buf);
-  for (size_t k = 0; k < n; ++k) {
-    const size_t off = k * (n == 1 ? 0 : fragment_bytes_);
-    const size_t len = n == 1 ? bytes : std::min(fragment_bytes_, bytes - off);
+  return ForEachPiece(bytes, peer, [&](size_t off, size_t len) {
     requests.emplace_back();
     MPI_Isend(p + off, static_cast<int>(len), MPI_BYTE, peer, tag, comm, &requests.back());
-  }
+  });
 }
 
 }  // namespace wagma

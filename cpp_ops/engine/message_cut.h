@@ -43,16 +43,22 @@ class MessageCut {
   // How many messages a payload of `bytes` to or from `peer` travels as (>= 1).
   size_t Pieces(size_t bytes, int peer) const;
 
-  // Posts the receive of one message from `peer` into `buf`; appends its requests.
-  void PostReceive(void* buf, size_t bytes, int peer, int tag, MPI_Comm comm,
-                   std::vector<MPI_Request>& requests) const;
-  // Posts the send of one message to `peer`; appends its requests.
-  void PostSend(const void* buf, size_t bytes, int peer, int tag, MPI_Comm comm,
-                std::vector<MPI_Request>& requests) const;
+  // Posts the receive of one message from `peer` into `buf`; appends its requests and
+  // returns how many (its pieces).
+  size_t PostReceive(void* buf, size_t bytes, int peer, int tag, MPI_Comm comm,
+                     std::vector<MPI_Request>& requests) const;
+  // Posts the send of one message to `peer`; appends its requests, returns how many.
+  size_t PostSend(const void* buf, size_t bytes, int peer, int tag, MPI_Comm comm,
+                  std::vector<MPI_Request>& requests) const;
 
   size_t fragment_bytes() const { return fragment_bytes_; }
 
  private:
+  // Calls post(offset, length) for each piece of a message of `bytes` to or from
+  // `peer`, in order; returns the number of pieces.
+  template <typename PostPiece>
+  size_t ForEachPiece(size_t bytes, int peer, PostPiece post) const;
+
   // Below Open MPI's TCP eager limit (65,536 bytes including its match header).
   size_t fragment_bytes_ = 0;
   size_t up_to_bytes_ = 4 << 20;
