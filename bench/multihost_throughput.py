@@ -24,6 +24,14 @@ pattern's ideals. Results: bench/results/multihost_<scenario>.json/.png (imbalan
 schema) and bench/results/multihost_throughput.json, which gathers both with each
 cluster's hosts and measured round trips (bench/simulate.py validates against it).
 
+Horovod's collective alone (``--collectives``, also part of every full run): in each
+scenario's cluster, bench/op_bench.py with one group of all ranks (``--group-sizes
+P``) times ``hvd.allreduce`` (negotiation + MPI_Allreduce) and MPI_Allreduce at the
+benchmark's gradient size and at 8 bytes (Horovod's coordination word), with nothing
+else running. Results: bench/results/op_bench_multihost_<scenario>.json, which
+bench/simulate.py reads as the cost of Horovod's collective across those hosts, the
+way it reads op_bench_P{8,16}.json on one host.
+
 Engine settings side by side (``--variant``): each trial launches once per variant,
 in turn, inside the same cluster, so that the variants share the machine's state; the
 table gives each variant's median samples/s with the min-max over trials. E.g. cutting
@@ -35,7 +43,7 @@ cross-host messages under the TCP eager limit against not cutting them:
 Run (root; iproute2 and gcc; a few minutes)
 ---
     python bench/multihost_throughput.py [--scenarios slow_link,slow_host] [--trials 3]
-        [--steps 200]
+        [--steps 200] [--collectives]
 """
 import argparse
 import json
@@ -53,6 +61,9 @@ from multihost.cluster import (EmulatedCluster, HostSpec, Link,  # noqa: E402
                               LINK_BURST_BYTES, why_unavailable)  # noqa: E402
 
 RESULTS = os.path.join(HERE, "results")
+# The imbalance MLP's gradient (bench/imbalance.py: 71,178 float32) and Horovod's
+# coordination word; op_bench --sizes.
+COLLECTIVE_SIZES = "8,284712"
 FAST, SLOW = Link(1.0, 1000.0), Link(4.0, 100.0)
 METHODS = ["horovod", "localsgd", "wagma", "wagma_wa"]
 
@@ -110,6 +121,20 @@ def launch(cluster, name, pattern, trials, out, extra_env, args):
         return json.load(f)
 
 
+def time_collectives(cluster, name, args):
+    """op_bench across the cluster, one group of every rank: hvd.allreduce and
+    MPI_Allreduce at COLLECTIVE_SIZES, alone on the hosts."""
+    out = os.path.join(RESULTS, f"op_bench_multihost_{name}.json")
+    cmd = cluster.mpirun([sys.executable, os.path.join(HERE, "op_bench.py"),
+                          "--group-sizes", str(cluster.size), "--sizes", COLLECTIVE_SIZES,
+                          "--methods", "mpi_hvd,hvd", "--iters", "20", "--trials", "5",
+                          "--json", out])
+    proc = subprocess.run(cmd, env=cluster.env(dict(os.environ, PYTHONUNBUFFERED="1")),
+                          timeout=args.timeout)
+    if proc.returncode != 0:
+        raise SystemExit(f"{name}: op_bench across the hosts failed (exit {proc.returncode})")
+
+
 def run_scenario(name, spec, args):
     pattern, suffix = scenario_args(name, args)
     out = os.path.join(RESULTS, f"multihost_{name}{suffix}")
@@ -118,6 +143,10 @@ def run_scenario(name, spec, args):
                for j in range(2, len(spec["hosts"]) + 1)}
         print(f"== {name}: hosts {[(h.slots, h.link.latency_ms, h.link.rate_mbit) for h in spec['hosts']]}"
               f" (slots, one-way ms, Mbit/s); measured TCP round trips {rtt} ms", flush=True)
+        if not suffix and not args.variant:
+            time_collectives(cluster, name, args)
+        if args.collectives:
+            return None
         if args.variant:
             result = compare_variants(cluster, name, pattern, out, args)
         else:
@@ -169,7 +198,12 @@ def main():
                    metavar="NAME:K=V;K=V",
                    help="engine settings to compare side by side (repeat; 'NAME:' is "
                         "the defaults); results go to multihost_<scenario>_variants.json")
+    p.add_argument("--collectives", action="store_true",
+                   help="only time Horovod's collective across each scenario's hosts "
+                        "(op_bench_multihost_<scenario>.json); no training runs")
     args = p.parse_args()
+    if args.collectives and (args.variant or args.methods or args.slow_factor is not None):
+        p.error("--collectives takes no --variant, --methods or --slow-factor")
     names = [s.strip() for s in args.scenarios.split(",") if s.strip()]
     unknown = set(names) - set(SCENARIOS)
     if unknown:
@@ -185,6 +219,8 @@ def main():
     t0 = time.monotonic()
     for name in names:
         result = run_scenario(name, SCENARIOS[name], args)
+        if args.collectives:
+            continue
         if args.variant:
             suffix = scenario_args(name, args)[1]
             with open(os.path.join(RESULTS, f"multihost_{name}{suffix}_variants.json"),
@@ -197,7 +233,7 @@ def main():
         gathered["command"] = "python bench/multihost_throughput.py " + " ".join(sys.argv[1:])
         with open(path, "w") as f:
             json.dump(gathered, f, indent=1)
-    if args.variant:
+    if args.variant or args.collectives:
         return
     print(f"\nsamples/s summed over ranks (median of {args.trials} trials); "
           f"{time.monotonic() - t0:.0f} s")

@@ -406,6 +406,43 @@ def test_validation_marks_multihost_rows_not_measured_until_the_file_exists(tmp_
     assert net.exchange_time([0, 4], 12500) == pytest.approx(5e-3 + 0.1e-3 + 1e-3)
 
 
+def test_horovod_measured_across_hosts_replaces_the_model_at_that_P(tmp_path):
+    """op_bench_multihost_<scenario>.json (Horovod's allreduce alone across the hosts)
+    sets the collective's cost at the scenario's P; the network part is that less the
+    one-host op_bench time (charged again as CPU work). Other P keep the model."""
+    hosts = [{"slots": 2, "latency_ms": 1.0, "rate_mbit": 1000.0}] * 3
+    scn = {"hosts": hosts, "rtt_ms": {"h1->h2": 4.2}}
+    path = tmp_path / "op_bench_multihost_slow_host.json"
+    assert sim.read_horovod_across_hosts(str(path), 6) is None   # not measured: model
+    bench = op_bench_json(P=6)
+    for r in bench["results"]:
+        r["methods"]["hvd"]["time_s"] = 0.050 if r["bytes"] == 262144 else 0.010
+    write(path, bench)
+    pts = sim.read_horovod_across_hosts(str(path), 6)
+    assert pts == [(4096, 0.010), (262144, 0.050), (1 << 20, 0.010)]
+    net = sim.multihost_from_scenario(scn)
+    modelled = net.horovod_allreduce_time(262144)
+    net.horovod_measured = pts
+    assert net.horovod_allreduce_time(262144) == 0.050 != modelled
+    assert net.horovod_allreduce_time(262144, P=4) == pytest.approx(
+        sim.multihost_from_scenario(scn).horovod_allreduce_time(262144, P=4))
+    # One step: compute + app CPU + (measured - one-host time) + the round's CPU work.
+    step, app, op_s = 0.010, 0.002, 0.004
+    net.cpu, net.app_cpu = "dedicated", False
+    sc = sim.Scenario(pattern="persistent", slow_ranks="0", step_time=step, steps=20,
+                      nbytes=262144)
+    res = sim.simulate(sc, net, calibration(op_s=op_s), ("horovod",), cpu_jitter="none")
+    work = op_s * min(1.0, 1e9 / 8)   # de-contended op_bench time (calibration())
+    assert rates(res)["horovod"] == pytest.approx(
+        6 * B / (step + (0.050 - op_s) + work), rel=1e-9)
+    with pytest.raises(sim.CalibrationError, match="ranks"):
+        sim.read_horovod_across_hosts(str(path), 8)
+    del next(r for r in bench["results"] if r["g"] == 6)["methods"]["hvd"]
+    write(path, bench)
+    with pytest.raises(sim.CalibrationError, match="hvd"):
+        sim.read_horovod_across_hosts(str(path), 6)
+
+
 def test_cli_predicts_every_method_and_the_ratios(tmp_path, capsys):
     write(tmp_path / "op_bench_P8.json", op_bench_json())
     write(tmp_path / "imbalance_persistent_P8.json", imbalance_json())

@@ -25,7 +25,7 @@ beyond the CPU queueing of cpu.py); CPU jobs of waiting threads are free; networ
 are full duplex with no congestion beyond the per-link byte counts; the engine's
 wait for its own earlier in-flight rounds before a passive join is ignored.
 """
-from .calibration import Calibration, OpTable, read_calibration
+from .calibration import Calibration, OpTable, read_calibration, read_horovod_across_hosts
 from .common import BATCH, LABELS, MEASURED, METHODS, MODEL_BYTES, CalibrationError
 from .network import Network, datacenter, multihost_from_scenario, this_machine
 from .run import Scenario, simulate
@@ -33,5 +33,6 @@ from .validation import validate
 
 __all__ = ["BATCH", "LABELS", "MEASURED", "METHODS", "MODEL_BYTES", "Calibration",
            "CalibrationError", "Network", "OpTable", "Scenario", "datacenter",
-           "multihost_from_scenario", "read_calibration", "simulate", "this_machine",
+           "multihost_from_scenario", "read_calibration", "read_horovod_across_hosts",
+           "simulate", "this_machine",
            "validate"]

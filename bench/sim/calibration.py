@@ -25,7 +25,9 @@ Each constant names the file and field it came from (``Calibration.sources``):
   delays), so Horovod and D-PSGD take local SGD's. These are the only inputs taken
   from the files that are validated against; samples/s and wall times never are.
 
-The multihost links come from multihost_throughput.json (network.py); the datacenter
+The multihost links come from multihost_throughput.json (network.py). Horovod's
+collective on them, where measured: op_bench_multihost_<scenario>.json,
+results[g = P].methods.hvd.time_s (``read_horovod_across_hosts``). The datacenter
 constants are flags.
 """
 import bisect
@@ -36,7 +38,7 @@ import os
 import statistics
 from typing import Dict, List
 
-from .common import RESULTS_DIR, ROOT, CalibrationError, load_json
+from .common import RESULTS_DIR, ROOT, CalibrationError, interp_bytes, load_json
 
 
 @dataclasses.dataclass
@@ -59,27 +61,15 @@ class OpTable:
             raise CalibrationError(f"{self.files[q]}: no method {method!r}")
         gs = sorted(by_g)
         if g in by_g or len(gs) == 1:
-            return _interp_bytes(by_g[g if g in by_g else gs[0]], nbytes)
+            return interp_bytes(by_g[g if g in by_g else gs[0]], nbytes)
         x = math.log2(g)
         i = bisect.bisect_left(gs, g)
         lo, hi = (gs[i - 1], gs[i]) if 0 < i < len(gs) else \
             (gs[0], gs[1]) if i == 0 else (gs[-2], gs[-1])
-        ylo, yhi = _interp_bytes(by_g[lo], nbytes), _interp_bytes(by_g[hi], nbytes)
+        ylo, yhi = interp_bytes(by_g[lo], nbytes), interp_bytes(by_g[hi], nbytes)
         y = ylo + (yhi - ylo) * (x - math.log2(lo)) / (math.log2(hi) - math.log2(lo))
         nearest = ylo if abs(x - math.log2(lo)) < abs(x - math.log2(hi)) else yhi
         return y if 0 < i < len(gs) else max(y, nearest)
-
-
-def _interp_bytes(points, nbytes):
-    xs = [b for b, _ in points]
-    ys = [t for _, t in points]
-    if len(xs) == 1:
-        return ys[0]
-    if nbytes <= xs[0]:
-        return ys[0]
-    i = min(bisect.bisect_left(xs, nbytes), len(xs) - 1)
-    x0, x1, y0, y1 = xs[i - 1], xs[i], ys[i - 1], ys[i]
-    return max(0.0, y0 + (y1 - y0) * (nbytes - x0) / (x1 - x0))
 
 
 @dataclasses.dataclass
@@ -171,6 +161,27 @@ def background_cores(ops, cores):
                                    "needed for Horovod's background load")
         out[P] = statistics.mean(vals)
     return out
+
+
+def read_horovod_across_hosts(path, P):
+    """[(bytes, seconds)] of Horovod's allreduce over all P ranks, measured alone across
+    emulated hosts (op_bench_multihost_<scenario>.json, written by
+    bench/multihost_throughput.py: results[g = P].methods.hvd.time_s); None when the
+    file does not exist."""
+    if not os.path.exists(path):
+        return None
+    d = load_json(path)
+    try:
+        if int(d["ranks"]) != P:
+            raise CalibrationError(f"{path}: {d['ranks']} ranks, the scenario has {P}")
+        pts = sorted((int(r["bytes"]), float(r["methods"]["hvd"]["time_s"]))
+                     for r in d["results"] if int(r["g"]) == P)
+    except (KeyError, TypeError, ValueError) as e:
+        raise CalibrationError(f"{path}: not an op_bench result with an hvd column "
+                               f"(results[].g/bytes/methods.hvd.time_s): {e!r}") from None
+    if not pts:
+        raise CalibrationError(f"{path}: no result over all {P} ranks (g = {P})")
+    return pts
 
 
 def measured_files(results_dir):

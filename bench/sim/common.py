@@ -5,6 +5,7 @@ Per step each rank processes BATCH = 16 samples (bench/harness.py); the model it
 averages is bench/imbalance.py's MLP, MODEL_BYTES = ((128 + 1) 512 + (512 + 1) 10)
 float32s = 278 KB.
 """
+import bisect
 import json
 import os
 import sys
@@ -37,3 +38,15 @@ def load_json(path):
         raise CalibrationError(f"calibration file {path} is missing") from None
     except (OSError, ValueError) as e:
         raise CalibrationError(f"calibration file {path} is unreadable: {e}") from None
+
+
+def interp_bytes(points, nbytes):
+    """Seconds at ``nbytes`` from measured [(bytes, seconds)] (sorted by bytes): linear
+    between points and beyond the last two; the first point's value below it."""
+    xs = [b for b, _ in points]
+    ys = [t for _, t in points]
+    if len(xs) == 1 or nbytes <= xs[0]:
+        return ys[0]
+    i = min(bisect.bisect_left(xs, nbytes), len(xs) - 1)
+    x0, x1, y0, y1 = xs[i - 1], xs[i], ys[i - 1], ys[i]
+    return max(0.0, y0 + (y1 - y0) * (nbytes - x0) / (x1 - x0))

@@ -85,7 +85,7 @@ import statistics
 import sys
 from typing import List, Optional
 
-from .common import CalibrationError
+from .common import CalibrationError, interp_bytes
 
 HOROVOD_CYCLE_S = 1e-3          # Horovod >= 0.21's default HOROVOD_CYCLE_TIME
 SMALL_BYTES = 64 * 1024         # cpp_ops/engine/group_reduction.h ReductionThresholds
@@ -201,6 +201,10 @@ class Network:
     # recv-ready handshake) or "ring" (a GPU cluster: NCCL-style rings, one latency
     # per step, for both; the ring cost the issue specifies for Horovod at scale).
     allreduce_impl: str = "ompi_gloo"
+    # Horovod's whole collective (negotiation + MPI_Allreduce) measured alone on this
+    # very network, [(bytes, seconds)] at P ranks (op_bench_multihost_<scenario>.json);
+    # replaces the model of it at that P (None: modelled).
+    horovod_measured: Optional[List[tuple]] = None
 
     @property
     def P(self):
@@ -470,7 +474,10 @@ class Network:
 
     def horovod_allreduce_time(self, nbytes, P=None):
         """Horovod's gradient allreduce: its negotiation, then MPI_Allreduce by Open
-        MPI's choice ("ompi_gloo") or a ring ("ring")."""
+        MPI's choice ("ompi_gloo") or a ring ("ring"); the measured time where this
+        network has one for P ranks (``horovod_measured``, linear in bytes)."""
+        if self.horovod_measured and (P or self.P) == self.P:
+            return interp_bytes(self.horovod_measured, nbytes)
         if self.allreduce_impl == "ring":
             return self.negotiation_time(P) + self.ring_allreduce_time(nbytes, P)
         return self.negotiation_time(P) + self.mpi_allreduce_time(nbytes, P)

@@ -9,7 +9,7 @@ measured shows as a "not measured yet" row.
 import os
 import statistics
 
-from .calibration import measured_files
+from .calibration import measured_files, read_horovod_across_hosts
 from .common import LABELS, MEASURED, RESULTS_DIR, ROOT, CalibrationError, harness, load_json
 from .cpu import CPU_MODELS
 from .network import multihost_from_scenario, this_machine
@@ -64,6 +64,8 @@ def validation_cases(results_dir):
             if net.P != int(res["ranks"]):
                 raise CalibrationError(f"{mh}: scenario {name} has {net.P} slots for "
                                        f"{res['ranks']} ranks")
+            net.horovod_measured = read_horovod_across_hosts(
+                os.path.join(results_dir, f"op_bench_multihost_{name}.json"), net.P)
             cases.append((f"multihost {name}", res, net, mh))
     else:
         for name in MULTIHOST_SCENARIOS:
@@ -73,10 +75,15 @@ def validation_cases(results_dir):
 
 def validate(calib, results_dir=RESULTS_DIR, out=print, cpu_model="fair", cpu_jitter="exp"):
     """Predicted vs measured for every measured file and method; returns the rows."""
-    rows, multihost = [], None
+    rows, multihost, measured = [], None, []
     for label, d, net, path in validation_cases(results_dir):
         if net is not None and net.name == "multihost":
             multihost = multihost or net
+            if net.horovod_measured:
+                measured.append(f"{label}: Horovod's allreduce measured alone across the "
+                                "hosts, " + ", ".join(f"{b} B {1e3 * t:.1f} ms"
+                                                      for b, t in net.horovod_measured)
+                                + f" (op_bench_multihost_{label.split()[-1]}.json)")
         if d is None:
             rows.append({"case": label, "method": "all", "status": "not measured yet",
                          "file": os.path.relpath(path, ROOT)})
@@ -95,7 +102,7 @@ def validate(calib, results_dir=RESULTS_DIR, out=print, cpu_model="fair", cpu_ji
                          "file": os.path.relpath(path, ROOT)})
     print_validation(rows, calib, out, f"{CPU_MODELS[cpu_model]}; CPU job lengths: "
                      + ("exponential" if cpu_jitter == "exp" else "exact"),
-                     [] if multihost is None else [describe_links(multihost)])
+                     ([] if multihost is None else [describe_links(multihost)]) + measured)
     return rows
 
 

@@ -5,7 +5,11 @@
                 before it completes. It costs Horovod's negotiation plus MPI_Allreduce
                 by the algorithm Open MPI picks (network.py's
                 ``horovod_allreduce_time``), then op_bench's ``hvd`` round time as CPU
-                work on every rank.
+                work on every rank. Where the network has Horovod's collective
+                measured alone across its hosts (T_hosts), that replaces the model:
+                the network part is T_hosts less op_bench's one-host time T_1 for
+                the same ranks and bytes (the CPU part, which the round's CPU work
+                charges again).
 * ``localsgd``  local steps; every tau-th step a blocking global average (gloo ring
                 allreduce) that starts when the last rank arrives (op_bench's
                 ``mpi_hvd`` round time as CPU work).
@@ -35,7 +39,10 @@ class HorovodModel:
     negotiation + Open MPI's allreduce (network) and the allreduce's CPU work."""
 
     def __init__(self, run):
-        self.barrier = Barrier(run, "horovod", run.net.horovod_allreduce_time(run.nbytes))
+        net_s = run.net.horovod_allreduce_time(run.nbytes)
+        if run.net.horovod_measured and run.net.comm_cpu:
+            net_s = max(0.0, net_s - run.calib.ops.time("hvd", run.P, run.nbytes, run.P))
+        self.barrier = Barrier(run, "horovod", net_s)
 
     def call(self, r, i, t):
         self.barrier.arrive(i, r)
