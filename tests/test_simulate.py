@@ -421,11 +421,12 @@ def test_horovod_measured_across_hosts_replaces_the_model_at_that_P(tmp_path):
     pts = sim.read_horovod_across_hosts(str(path), 6)
     assert pts == [(4096, 0.010), (262144, 0.050), (1 << 20, 0.010)]
     net = sim.multihost_from_scenario(scn)
+    assert net.measured_horovod_time(262144) is None
     modelled = net.horovod_allreduce_time(262144)
     net.horovod_measured = pts
-    assert net.horovod_allreduce_time(262144) == 0.050 != modelled
-    assert net.horovod_allreduce_time(262144, P=4) == pytest.approx(
-        sim.multihost_from_scenario(scn).horovod_allreduce_time(262144, P=4))
+    assert net.measured_horovod_time(262144) == 0.050 != modelled
+    assert net.measured_horovod_time(133120) == pytest.approx(0.030)
+    assert net.horovod_allreduce_time(262144) == modelled   # the model is kept
     # One step: compute + app CPU + (measured - one-host time) + the round's CPU work.
     step, app, op_s = 0.010, 0.002, 0.004
     net.cpu, net.app_cpu = "dedicated", False

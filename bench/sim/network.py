@@ -111,36 +111,33 @@ def ompi_allreduce_algorithm(P, nbytes):
     """Open MPI 4.1.4 coll/tuned's fixed choice for a commutative MPI_Allreduce
     (ompi_coll_tuned_allreduce_intra_dec_fixed): 'recursive_doubling', 'ring',
     'segmented_ring', 'rabenseifner' or 'nonoverlapping'."""
-    n = nbytes
-    def pick(table, last):
-        for limit, alg in table:
-            if n < limit:
-                return alg
-        return last
-    RD, RING, SEG, RAB, NO = ("recursive_doubling", "ring", "segmented_ring",
-                              "rabenseifner", "nonoverlapping")
-    if P < 4:
-        return pick([(8, RING), (4096, RD), (8192, RING), (16384, RD), (65536, RING),
-                     (262144, SEG)], RAB)
-    if P < 8:
-        return pick([(16, RING), (8192, RD)], RAB)
-    if P < 16:
-        return pick([(8192, RD)], RAB)
-    if P < 32:
-        return pick([(64, SEG), (4096, RD)], RAB)
-    if P < 64:
-        return pick([(128, SEG)], RAB)
-    if P < 128:
-        return pick([(262144, RD)], RAB)
-    if P < 256:
-        return pick([(131072, NO), (262144, RD)], RAB)
-    if P < 512:
-        return pick([(4096, NO)], RAB)
-    if P < 2048:
-        return pick([(2048, NO), (16384, RD)], RAB)
-    if P < 4096:
-        return pick([(2048, NO), (4096, SEG), (16384, RD)], RAB)
-    return pick([(2048, NO), (16384, RD), (65536, RING)], RAB)
+    for below_P, table in _OMPI_ALLREDUCE_DECISION:
+        if P < below_P:
+            break
+    for below_bytes, alg in table:
+        if nbytes < below_bytes:
+            return alg
+    return "rabenseifner"
+
+
+_RD, _RING, _SEG, _NO = "recursive_doubling", "ring", "segmented_ring", "nonoverlapping"
+# ompi_coll_tuned_allreduce_intra_dec_fixed, commutative: (communicator size below
+# which a row applies, [(message bytes below which, algorithm)]); Rabenseifner past
+# the last threshold of the row; the last row is for every larger size.
+_OMPI_ALLREDUCE_DECISION = [
+    (4, [(8, _RING), (4096, _RD), (8192, _RING), (16384, _RD), (65536, _RING),
+         (262144, _SEG)]),
+    (8, [(16, _RING), (8192, _RD)]),
+    (16, [(8192, _RD)]),
+    (32, [(64, _SEG), (4096, _RD)]),
+    (64, [(128, _SEG)]),
+    (128, [(262144, _RD)]),
+    (256, [(131072, _NO), (262144, _RD)]),
+    (512, [(4096, _NO)]),
+    (2048, [(2048, _NO), (16384, _RD)]),
+    (4096, [(2048, _NO), (4096, _SEG), (16384, _RD)]),
+    (math.inf, [(2048, _NO), (16384, _RD), (65536, _RING)]),
+]
 
 
 class Buckets:
@@ -202,9 +199,10 @@ class Network:
     # per step, for both; the ring cost the issue specifies for Horovod at scale).
     allreduce_impl: str = "ompi_gloo"
     # Horovod's whole collective (negotiation + MPI_Allreduce) measured alone on this
-    # very network, [(bytes, seconds)] at P ranks (op_bench_multihost_<scenario>.json);
-    # replaces the model of it at that P (None: modelled).
+    # very network at its P: [(bytes, seconds)] and the file it came from
+    # (op_bench_multihost_<scenario>.json; None: not measured).
     horovod_measured: Optional[List[tuple]] = None
+    horovod_measured_from: str = ""
 
     @property
     def P(self):
@@ -472,12 +470,16 @@ class Network:
         above the eager limit), buckets full at its start."""
         return self._steps_time(self.mpi_allreduce_steps(nbytes, P, elem)[1], whole=True)
 
+    def measured_horovod_time(self, nbytes):
+        """Horovod's collective over all P ranks as measured on this network (linear
+        in bytes), or None when it was not measured."""
+        if not self.horovod_measured:
+            return None
+        return interp_bytes(self.horovod_measured, nbytes)
+
     def horovod_allreduce_time(self, nbytes, P=None):
-        """Horovod's gradient allreduce: its negotiation, then MPI_Allreduce by Open
-        MPI's choice ("ompi_gloo") or a ring ("ring"); the measured time where this
-        network has one for P ranks (``horovod_measured``, linear in bytes)."""
-        if self.horovod_measured and (P or self.P) == self.P:
-            return interp_bytes(self.horovod_measured, nbytes)
+        """Horovod's gradient allreduce as modelled: its negotiation, then MPI_Allreduce
+        by Open MPI's choice ("ompi_gloo") or a ring ("ring")."""
         if self.allreduce_impl == "ring":
             return self.negotiation_time(P) + self.ring_allreduce_time(nbytes, P)
         return self.negotiation_time(P) + self.mpi_allreduce_time(nbytes, P)

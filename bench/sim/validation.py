@@ -64,8 +64,9 @@ def validation_cases(results_dir):
             if net.P != int(res["ranks"]):
                 raise CalibrationError(f"{mh}: scenario {name} has {net.P} slots for "
                                        f"{res['ranks']} ranks")
-            net.horovod_measured = read_horovod_across_hosts(
-                os.path.join(results_dir, f"op_bench_multihost_{name}.json"), net.P)
+            measured = os.path.join(results_dir, f"op_bench_multihost_{name}.json")
+            net.horovod_measured = read_horovod_across_hosts(measured, net.P)
+            net.horovod_measured_from = os.path.basename(measured)
             cases.append((f"multihost {name}", res, net, mh))
     else:
         for name in MULTIHOST_SCENARIOS:
@@ -83,7 +84,7 @@ def validate(calib, results_dir=RESULTS_DIR, out=print, cpu_model="fair", cpu_ji
                 measured.append(f"{label}: Horovod's allreduce measured alone across the "
                                 "hosts, " + ", ".join(f"{b} B {1e3 * t:.1f} ms"
                                                       for b, t in net.horovod_measured)
-                                + f" (op_bench_multihost_{label.split()[-1]}.json)")
+                                + f" ({net.horovod_measured_from})")
         if d is None:
             rows.append({"case": label, "method": "all", "status": "not measured yet",
                          "file": os.path.relpath(path, ROOT)})

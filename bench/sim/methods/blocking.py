@@ -39,9 +39,13 @@ class HorovodModel:
     negotiation + Open MPI's allreduce (network) and the allreduce's CPU work."""
 
     def __init__(self, run):
-        net_s = run.net.horovod_allreduce_time(run.nbytes)
-        if run.net.horovod_measured and run.net.comm_cpu:
-            net_s = max(0.0, net_s - run.calib.ops.time("hvd", run.P, run.nbytes, run.P))
+        measured = run.net.measured_horovod_time(run.nbytes)
+        if measured is None:
+            net_s = run.net.horovod_allreduce_time(run.nbytes)
+        elif run.net.comm_cpu:   # the round's CPU work is charged below, not twice
+            net_s = max(0.0, measured - run.calib.ops.time("hvd", run.P, run.nbytes, run.P))
+        else:
+            net_s = measured
         self.barrier = Barrier(run, "horovod", net_s)
 
     def call(self, r, i, t):
