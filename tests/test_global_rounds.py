@@ -3,8 +3,8 @@
 A persistently slow rank (its steps take k times as long, a sleep standing in for
 compute) no longer sets everyone's pace: the fast ranks' global rounds do not wait for
 it, its engine serves them with its published value, and its app skips the rounds
-served while it computed. No passive contribution is ever older than max_staleness
-rounds; beyond that the others wait, and a stopped rank ends in the stall error.
+served while it computed. No value older than max_staleness rounds enters an average:
+beyond that it is left out, and nobody waits for the rank's app.
 Lockstep exactness against the blocking mode is in test_gossip.py (both frameworks).
 """
 import pytest
@@ -54,18 +54,20 @@ def test_fast_ranks_do_not_wait_for_a_persistent_straggler(mpi, framework, k):
         assert res["held"] <= TAU + 2, res["held"]
 
 
-def test_a_rank_slower_than_max_staleness_allows_is_waited_for(mpi):
-    """max_staleness=1 with a 4x slower rank: its engine may serve only the round right
-    after its app's last one, so the others wait for its app instead of using an
-    older value."""
+def test_a_rank_slower_than_max_staleness_allows_is_left_out_not_waited_for(mpi):
+    """max_staleness=1 with a 4x slower rank: its engine's value may enter only the
+    round right after its app's last one. Older values are left out of the average
+    (counted per rank), and nobody waits for its app: the fast ranks' wait stays as
+    small as with the default bound."""
     res = run_persistent(mpi, 4, "wait_avoiding", max_staleness=1)
     for r in res.values():
         assert r["stream"]["contribution_age_max"] <= 1, r["stream"]
     assert res[P - 1]["stream"]["rounds_skipped"] > 0
-    assert res[P - 1]["stream"]["staleness_waits"] > 0  # rounds it left to its app
-    # The fast ranks spent a large share of their time waiting for the slow app.
+    assert res[P - 1]["stream"]["rounds_left_out"] > 0  # rounds it was left out of
+    # Before the rule changed, the fast ranks spent over a quarter of their time
+    # waiting for the slow app here.
     for rank in range(P - 1):
-        assert sum(res[rank]["waits"]) > 0.25 * res[rank]["seconds"], res[rank]
+        assert sum(res[rank]["waits"]) < 0.1 * res[rank]["seconds"], res[rank]
 
 
 def test_held_results_stay_bounded_over_thousands_of_rounds(mpi):
@@ -80,24 +82,28 @@ def test_held_results_stay_bounded_over_thousands_of_rounds(mpi):
         assert r["stream"]["contribution_age_max"] <= m
 
 
-def test_stopped_rank_ends_in_the_stall_error(mpi):
+def test_a_rank_whose_app_stops_is_named_and_not_waited_for(mpi):
+    """The last rank's app stops calling the stream (its process and engine live on).
+    Its engine keeps joining rounds, left out beyond max_staleness; the others run all
+    their rounds without waiting for it, and it is named on stderr once its app has
+    been away for the warning time."""
     env = {"WAGMA_STALL_WARNING_S": "1", "WAGMA_STALL_TIMEOUT_S": "3"}
     m = 3
     run = mpi("stopped_rank_wa.py", 3, m, timeout=180, env=env)
+    rounds = 5 + 10 * m
     for rank in (0, 1):
         res = run.results[rank]
-        assert res["error"] is not None and "stalled" in res["error"], res
-        assert "WAGMA_STALL_TIMEOUT_S" in res["error"]
-        # Only its app stopped; its engine still answers probes, so it is not blamed
-        # as lost.
-        assert "not responding" not in res["error"], res["error"]
-        # The stopped rank's app last entered round 4; its engine may serve rounds up
-        # to 4 + m. Global round 9 needs it with a value 5 rounds old: nobody passes it.
-        assert max(res["served"]) < 9, res["served"]
+        assert res["error"] is None, res
+        assert res["served"][-1] == rounds - 1, res["served"]
         assert res["stream"]["contribution_age_max"] <= m
+        assert max(res["waits"]) < 0.5, res["waits"]
     stopped = run.results[2]["stream"]
-    assert 0 < stopped["passive_joins"] and stopped["contribution_age_max"] <= m, stopped
-    assert stopped["staleness_waits"] > 0, stopped
+    assert stopped["contribution_age_max"] <= m, stopped
+    # Its app last entered round 4: its engine's value counted up to round 4 + m, and
+    # was left out of the later rounds it joined (every global one among them).
+    assert stopped["rounds_left_out"] >= 5, stopped
+    assert "the application of rank 2 has not called stream 'w'" in run.stderr, \
+        run.stderr[-3000:]
 
 
 def test_equal_steps_with_a_slow_rank_then_sync_does_not_hang(mpi):
@@ -109,8 +115,10 @@ def test_equal_steps_with_a_slow_rank_then_sync_does_not_hang(mpi):
     res = mpi("equal_steps_sync.py", P, 3, 60, 0.005, timeout=120).results
     slow = res[P - 1]
     assert slow["stream"]["rounds_skipped"] > 5, slow["stream"]
-    # Some fast rank served a round older than max_staleness while its app waited in
-    # sync(): the scenario exercised the hang.
-    assert max(res[r]["stream"]["contribution_age_max"] for r in range(P - 1)) > 5
+    # Some fast rank's engine joined a round more than max_staleness past its app's
+    # last one while its app waited in sync(): the scenario exercised the hang, and
+    # that value was left out instead.
+    assert max(res[r]["stream"]["rounds_left_out"] for r in range(P - 1)) > 0
+    assert max(res[r]["stream"]["contribution_age_max"] for r in range(P)) <= 5
     for r in range(1, P):
         assert res[r]["params"] == res[0]["params"]

@@ -7,11 +7,13 @@ void DirectExchangeReduction::Start() {
   const size_t bytes = args_.count * elem_size();
   received_.resize(g);
   NewStep();
+  PostInclusionReceives();
   for (int j = 0; j < g; ++j) {
     if (j == args_.my_index) continue;
     received_[j] = args_.pool->Take(bytes);
     PostReceive(received_[j].data(), bytes, j);
   }
+  PostInclusionSends();
   for (int j = 0; j < g; ++j) {
     if (j != args_.my_index) PostSend(args_.contribution, bytes, j);
   }
@@ -26,7 +28,8 @@ bool DirectExchangeReduction::Progress() {
     srcs[j] = j == args_.my_index ? args_.contribution : received_[j].data();
   // Element-wise, each index read before it is written: safe when result aliases
   // the contribution, and every send has completed.
-  MeanOf(args_.dtype, srcs.data(), g, args_.count, args_.result);
+  const int n = KeepIncluded(&srcs);
+  MeanOf(args_.dtype, srcs.data(), n, args_.count, args_.result);
   received_.clear();
   done_ = true;
   return true;

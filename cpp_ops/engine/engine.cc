@@ -138,6 +138,7 @@ std::string Engine::StatsJson() {
       {"activations_sent", e.activations_sent}, {"loop_iterations", e.loop_iterations},
       {"sleeps", e.sleeps}, {"bytes_sent", e.bytes_sent}, {"messages_cut", e.messages_cut},
       {"staleness_sum", e.staleness_sum}, {"staleness_max", e.staleness_max},
+      {"rounds_left_out", e.rounds_left_out}, {"early_activations", e.early_activations},
       {"call_wait_us", e.call_wait_us}, {"pending_handles", e.pending_handles},
       {"rounds_held", e.rounds_held}, {"queue_depth", e.queue_depth},
       {"in_flight", e.in_flight}};
@@ -436,6 +437,8 @@ bool Engine::ProgressRounds() {
         std::lock_guard<std::mutex> lock(stats_mu_);
         stats_.messages_cut += cut;
       }
+      rs.included = rs.reduction->included_count();
+      rs.self_included = rs.reduction->self_included();
       rs.reduction.reset();
       rs.completed = true;
       --in_flight_;
@@ -503,15 +506,8 @@ bool Engine::JoinActivatedRounds() {
         }
       }
       if (earlier_in_flight) break;
-      if (TooStaleToJoin(s, round)) {
-        // Later rounds are staler still: all of them wait for the app's next call.
-        if (round != s.waiting_for_app) {
-          s.waiting_for_app = round;
-          std::lock_guard<std::mutex> lock(stats_mu_);
-          ++stream_stats_[s.spec.name].staleness_waits;
-        }
-        break;
-      }
+      // However old the published value is, join: a value too old is left out of the
+      // mean (JoinPassively), and nobody waits for this rank's app.
       s.activations.erase(s.activations.begin());
       JoinPassively(s, round);
       any = true;
@@ -639,6 +635,8 @@ void Engine::HandleRequest(Request req) {
     std::lock_guard<std::mutex> lock(stats_mu_);
     stream_stats_[s.spec.name];  // listed from its first call on
   }
+  s.app_called_at = std::chrono::steady_clock::now();
+  s.left_out_since_app_call = 0;
   const int64_t round = TakeAppRound(s);
   RoundState& rs = GetRound(s, round);
   rs.call = AppCall{req.enqueued, req.enqueued_us, req.handle, req.input, req.output,
@@ -679,6 +677,12 @@ void Engine::OnAssign(const std::string& name, int stream_id) {
   for (auto& kv : s.rounds) {
     if (kv.second.call && !kv.second.joined) EnterRound(s, kv.second);
   }
+  auto early = early_activations_.find(stream_id);
+  if (early == early_activations_.end()) return;
+  std::vector<EarlyActivation> replay = std::move(early->second);
+  early_activations_.erase(early);
+  early_activations_held_ -= replay.size();
+  for (const EarlyActivation& a : replay) OnActivate(a.source, stream_id, a.round, a.payload);
 }
 
 void Engine::OnReject(const std::string& name, const std::string& error) {
@@ -700,8 +704,20 @@ void Engine::SendControl(int dest, ControlKind kind, int stream_id, int64_t roun
 void Engine::OnActivate(int source, int stream_id, int64_t round, const std::string& payload) {
   auto it = streams_by_id_.find(stream_id);
   if (it == streams_by_id_.end()) {
-    std::fprintf(stderr, "[horovod_wagma rank %d] activation for unknown stream %d ignored\n",
-                 rank_, stream_id);
+    // The registrar's assignment of this id is still on its way (or this rank's app
+    // has not reached the stream's round 0 yet): keep it for OnAssign. Bounded, since
+    // a peer activates at most a few rounds past round 0 before this rank must enter.
+    constexpr size_t kMaxEarly = size_t(1) << 16;
+    if (early_activations_held_ >= kMaxEarly) {
+      throw std::runtime_error("more than " + std::to_string(kMaxEarly) +
+                               " activations arrived for streams this rank was never "
+                               "assigned (latest: stream id " + std::to_string(stream_id) +
+                               " from rank " + std::to_string(source) + ")");
+    }
+    early_activations_[stream_id].push_back(EarlyActivation{source, round, payload});
+    ++early_activations_held_;
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    ++stats_.early_activations;
     return;
   }
   Stream& s = *it->second;

@@ -47,6 +47,8 @@ struct EngineStats {
   // Passive joins: how many rounds old the contributed (published) value was.
   int64_t staleness_sum = 0;
   int64_t staleness_max = 0;
+  int64_t rounds_left_out = 0;  // passive joins whose value was left out (max_staleness)
+  int64_t early_activations = 0;  // activations that came before the stream's id; replayed
   int64_t call_wait_us = 0;  // app calls: enqueue to completion, summed
   int64_t pending_handles = 0;  // issued and not yet waited on
   int64_t rounds_held = 0;      // round states kept by the loop
@@ -124,6 +126,9 @@ class Engine {
   void OnAssign(const std::string& name, int stream_id);
   void OnReject(const std::string& name, const std::string& error);
   void OnActivate(int source, int stream_id, int64_t round, const std::string& payload);
+  // A live rank whose app has stayed away from a stream while its engine is left out
+  // of rounds: named on stderr (and the timeline), like a stall, but nobody waits.
+  void ReportAwayApps();
   void SendControl(int dest, ControlKind kind, int stream_id, int64_t round,
                    const std::string& payload = "");
 
@@ -136,11 +141,9 @@ class Engine {
   // A group round whose group is this rank alone (no peer ever waits for it there).
   bool IsSoloRound(const Stream& s, int64_t round) const;
   void EnterRound(Stream& s, RoundState& rs);
-  // Wait-avoiding global rounds: joining `round` passively would contribute a value
-  // older than max_staleness rounds, so the round waits for the app instead.
-  // Not while the app waits on another stream's call (it could be waiting for us).
-  bool TooStaleToJoin(const Stream& s, int64_t round) const;
-  bool AppWaitsOnAnotherStream(const Stream& s) const;
+  // Wait-avoiding global rounds: a passive join of `round` would contribute a value
+  // older than max_staleness rounds, so it is left out of the mean (never waited for).
+  bool LeftOutWhenPassive(const Stream& s, int64_t round) const;
   void JoinRound(Stream& s, RoundState& rs, const void* contribution, bool activate);
   void JoinPassively(Stream& s, int64_t round);
   // Writes the app's output, publishes it, completes the handle, forgets the round.
@@ -215,6 +218,15 @@ class Engine {
   // Background thread only.
   std::map<std::string, Stream> streams_;
   std::unordered_map<int, Stream*> streams_by_id_;
+  // Activations for stream ids this rank has not been assigned yet, replayed on
+  // assignment: dropping one would leave the round to this rank's app, a wait on an app.
+  struct EarlyActivation {
+    int source;
+    int64_t round;
+    std::string payload;
+  };
+  std::map<int, std::vector<EarlyActivation>> early_activations_;
+  size_t early_activations_held_ = 0;
   int64_t in_flight_ = 0;
   // Reductions given up on (a peer left or stalled): their receives are cancelled,
   // their sends may never complete, so their buffers are kept rather than reused.

@@ -304,6 +304,7 @@ void Engine::InspectStalls() {
     }
   }
   ProbePeers(longest_wait);
+  ReportAwayApps();
   for (auto& e : expired) FailRound(*std::get<0>(e), std::get<1>(e), std::get<2>(e));
 
   for (const StallInspector::Stall& stall : stalls_->Due(now)) {
@@ -323,9 +324,9 @@ void Engine::InspectStalls() {
     std::fprintf(stderr,
                  "[horovod_wagma rank %d] stall: %s round %lld of stream '%s' has waited "
                  "%.0f s; %s; waiting: %s%s. A rank may be stuck, or run fewer steps than the "
-                 "others (call join() when out of data), or wait in a Horovod collective while "
-                 "others still step with wait-avoiding global rounds (call the optimizer's "
-                 "sync() first). WAGMA_STALL_TIMEOUT_S makes the waiting ranks raise.\n",
+                 "others (call join() when out of data), or not reach a blocking round (a "
+                 "blocking global round, sync()) at the same call count as the others. "
+                 "WAGMA_STALL_TIMEOUT_S makes the waiting ranks raise.\n",
                  rank_, plan.global ? "global" : "group", static_cast<long long>(stall.round),
                  NameForMessage(s.spec.name).c_str(), stall.waited_s, note.c_str(),
                  RankList(waiting).c_str(), UnresponsiveNote().c_str());
@@ -343,6 +344,41 @@ void Engine::InspectStalls() {
     }
   }
   if (rank_ == kRegistrar) CheckRegistrationStalls();
+}
+
+void Engine::ReportAwayApps() {
+  const auto now = std::chrono::steady_clock::now();
+  const double warning_s = stalls_->settings().warning_s;
+  for (auto& kv : streams_) {
+    Stream& s = kv.second;
+    if (s.left_out_since_app_call == 0) continue;
+    bool app_in_call = false;
+    for (const auto& r : s.rounds) app_in_call = app_in_call || (r.second.call && !r.second.completed);
+    if (app_in_call) continue;
+    const double away_s = std::chrono::duration<double>(now - s.app_called_at).count();
+    if (away_s < warning_s ||
+        std::chrono::duration<double>(now - s.app_away_warned_at).count() < warning_s) {
+      continue;
+    }
+    s.app_away_warned_at = now;
+    std::fprintf(stderr,
+                 "[horovod_wagma rank %d] stall: the application of rank %d has not called "
+                 "stream '%s' for %.0f s (its last round: %lld); its engine joined %lld later "
+                 "round(s) with a value older than max_staleness=%d, left out of the average. "
+                 "Nobody waits for it: the other ranks go on. If rank %d is stuck, look "
+                 "there; if it waits in a Horovod collective, the others will reach it.\n",
+                 rank_, rank_, NameForMessage(s.spec.name).c_str(), away_s,
+                 static_cast<long long>(s.last_app_round),
+                 static_cast<long long>(s.left_out_since_app_call),
+                 s.spec.config.max_staleness, rank_);
+    if (timeline_.enabled()) {
+      timeline_.Instant(Timeline::kEngine, "fault", "app_away", Timeline::NowUs(),
+                        "\"stream\":\"" + JsonEscape(s.spec.name) + "\",\"rank\":" +
+                            std::to_string(rank_) + ",\"away_s\":" +
+                            std::to_string(away_s) + ",\"left_out\":" +
+                            std::to_string(s.left_out_since_app_call));
+    }
+  }
 }
 
 // Liveness probes: a stall error names the ranks whose engines stopped answering (a

@@ -103,24 +103,13 @@ void Engine::EnterRound(Stream& s, RoundState& rs) {
   }
 }
 
-bool Engine::TooStaleToJoin(const Stream& s, int64_t round) const {
-  // A rank that joined (or is leaving) serves its final model: it has no app to wait for.
+bool Engine::LeftOutWhenPassive(const Stream& s, int64_t round) const {
+  // A rank that joined (or is leaving) serves its final model: it has no app whose
+  // progress the bound is about, so its value always counts.
   if (!s.spec.config.wait_avoiding_global() || self_joined_ || leaving_) return false;
-  if (round - s.last_app_round <= s.spec.config.max_staleness) return false;
-  // An app waiting on another stream cannot bring a fresher value before that call
-  // completes, and that call may need the very peers who wait here: sync()'s blocking
-  // round against a slower rank's last steps, whose skipped rounds put it more than
-  // max_staleness ahead (a hang, seen in CI). So its engine serves the stale value.
-  return !AppWaitsOnAnotherStream(s);
-}
-
-bool Engine::AppWaitsOnAnotherStream(const Stream& s) const {
-  for (const auto& kv : streams_) {
-    if (&kv.second == &s) continue;
-    for (const auto& r : kv.second.rounds)
-      if (r.second.call && !r.second.completed) return true;
-  }
-  return false;
+  // Never wait for the app instead (DESIGN §3, corrected): that app may itself wait in
+  // a Horovod collective for a rank that waits in this round.
+  return round - s.last_app_round > s.spec.config.max_staleness;
 }
 
 void Engine::JoinPassively(Stream& s, int64_t round) {
@@ -131,6 +120,7 @@ void Engine::JoinPassively(Stream& s, int64_t round) {
     return;
   }
   rs.passive = true;
+  rs.left_out = LeftOutWhenPassive(s, round);
   rs.passive_contribution = pool_.Copy(s.published, s.spec.num_bytes());
   JoinRound(s, rs, rs.passive_contribution.data(), /*activate=*/false);
   // The published value belongs to round published_version / 2 (its input or
@@ -147,13 +137,20 @@ void Engine::JoinPassively(Stream& s, int64_t round) {
     ++st.passive_joins;
     st.staleness_sum += staleness;
     st.staleness_max = std::max(st.staleness_max, staleness);
-    if (!self_joined_) ++st.age_histogram[age];  // a joined rank's final model has no age
+    if (rs.left_out) {
+      ++st.rounds_left_out;
+      ++stats_.rounds_left_out;
+    } else if (!self_joined_) {
+      ++st.age_histogram[age];  // a joined rank's final model has no age
+    }
   }
+  if (rs.left_out) ++s.left_out_since_app_call;
   if (timeline_.enabled()) {
     timeline_.Instant(Timeline::kEngine, "join", "passive_join", rs.joined_at_us,
                       "\"stream\":\"" + JsonEscape(s.spec.name) + "\",\"round\":" +
                           std::to_string(round) + ",\"staleness\":" +
-                          std::to_string(staleness));
+                          std::to_string(staleness) + ",\"age\":" + std::to_string(age) +
+                          ",\"left_out\":" + (rs.left_out ? "true" : "false"));
   }
 }
 
@@ -213,6 +210,9 @@ void Engine::JoinRound(Stream& s, RoundState& rs, const void* contribution, bool
   }
   args.pool = &pool_;
   args.cut = &cut_;
+  // Any member's value may be left out in this mode, so every round shares the flags.
+  args.share_inclusion = s.spec.config.wait_avoiding_global();
+  args.included = !rs.left_out;
   rs.reduction = MakeGroupReduction(std::move(args), thresholds_);
   rs.reduction->Start();
   {
@@ -234,22 +234,29 @@ void Engine::FinishAppRound(Stream& s, int64_t round) {
   AppCall& call = *rs.call;
   const size_t n = s.spec.num_elements();
   const size_t bytes = s.spec.num_bytes();
-  const int g = static_cast<int>(rs.members.size());
+  const int g = rs.included;  // the members whose contributions the mean m is over
   char* out = static_cast<char*>(call.output);
   const void* x = call.input;
-  const bool contributed_x = rs.contribution == x || std::memcmp(rs.contribution, x, bytes) == 0;
+  const bool contributed_x =
+      rs.self_included &&
+      (rs.contribution == x || std::memcmp(rs.contribution, x, bytes) == 0);
+  const Averaging rule = s.spec.config.averaging;
   if (rs.mean_in_output) {
     // already there
   } else if (rs.plan.global && (contributed_x || !s.spec.config.wait_avoiding_global())) {
     // The exact global mean. (Blocking global rounds always take the app's input; a
     // wait-avoiding one served passively applies the averaging rule below.)
     std::memcpy(out, rs.mean.data(), bytes);
-  } else if (s.spec.config.averaging == Averaging::kPaper) {
+  } else if (rule == Averaging::kPaper || (rule == Averaging::kFresh && !rs.self_included)) {
+    // paper: (s + x) / (g + 1). fresh, left out: c is not in s, so replacing it by x
+    // adds x as one more member: the same formula.
     PaperAverage(s.spec.dtype, rs.mean.data(), x, g, n, out);
   } else if (contributed_x) {
     std::memcpy(out, rs.mean.data(), bytes);  // c == x: the plain group mean
   } else {
-    const int divisor = s.spec.config.averaging == Averaging::kLocal ? 1 : g;
+    // fresh: m + (x - c) / g; local: m + (x - c), left out or not: the member takes
+    // the mean and keeps its own progress since the value its engine held.
+    const int divisor = rule == Averaging::kLocal ? 1 : g;
     FreshCorrection(s.spec.dtype, rs.mean.data(), rs.contribution, x, divisor, n, out);
   }
   // Published even without wait-avoidance: a rank that joins serves its final

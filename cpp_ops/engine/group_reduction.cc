@@ -45,6 +45,38 @@ void GroupReduction::PostSend(const void* buf, size_t bytes, int member_index) {
   }
 }
 
+void GroupReduction::PostInclusionReceives() {
+  const int g = group_size();
+  inclusion_.assign(static_cast<size_t>(g), 1);
+  if (!args_.share_inclusion) return;
+  inclusion_[static_cast<size_t>(args_.my_index)] = args_.included ? 1 : 0;
+  for (int j = 0; j < g; ++j) {
+    if (j != args_.my_index) PostReceive(&inclusion_[static_cast<size_t>(j)], 1, j);
+  }
+}
+
+void GroupReduction::PostInclusionSends() {
+  if (!args_.share_inclusion) return;
+  for (int j = 0; j < group_size(); ++j) {
+    if (j != args_.my_index) PostSend(&inclusion_[static_cast<size_t>(args_.my_index)], 1, j);
+  }
+}
+
+int GroupReduction::KeepIncluded(std::vector<const void*>* srcs) {
+  std::vector<const void*> kept;
+  for (size_t j = 0; j < srcs->size(); ++j) {
+    if (inclusion_.empty() || inclusion_[j]) kept.push_back((*srcs)[j]);
+  }
+  // Every member left out cannot happen while the activator's app value is fresh;
+  // should it, the plain mean of everyone beats an empty one.
+  const bool none = kept.empty();
+  if (!none) srcs->swap(kept);
+  included_count_ = static_cast<int>(srcs->size());
+  self_included_ = none || inclusion_.empty() ||
+                   inclusion_[static_cast<size_t>(args_.my_index)] != 0;
+  return included_count_;
+}
+
 std::unique_ptr<GroupReduction> MakeGroupReduction(ReductionArgs args,
                                                    const ReductionThresholds& thresholds) {
   const size_t bytes = args.count * ElementSize(args.dtype);

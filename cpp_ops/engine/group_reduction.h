@@ -14,11 +14,18 @@
 //  * each step posts its receives before its sends (PostReceive, then PostSend), so
 //    Abandon() knows which requests are receives: the first `receives_`;
 //  * a message to or from a peer on another node may travel as several MPI messages
-//    (MessageCut), posted alike on both sides.
+//    (MessageCut), posted alike on both sides;
+//  * with `share_inclusion`, every member also sends every other member one byte
+//    before its first data message: whether its contribution enters the mean. The
+//    mean is then over the included members only (all of them, should none be), and
+//    every member sees the same flags, so every member divides by the same count.
+//    Left-out members still send their data: receivers post data receives before the
+//    flags arrive, and a left-out contribution is rare (DESIGN: max_staleness).
 #pragma once
 
 #include <mpi.h>
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -45,6 +52,10 @@ struct ReductionArgs {
   void* result = nullptr;    // count elements; receives the mean
   BufferPool* pool = nullptr;
   const MessageCut* cut = nullptr;  // how messages are posted; nullptr: never cut
+  // Exchange inclusion flags (wait-avoiding global rounds: a member whose value is
+  // older than max_staleness is left out of the mean but still receives it).
+  bool share_inclusion = false;
+  bool included = true;  // this member's flag; only read with share_inclusion
 };
 
 class GroupReduction {
@@ -61,6 +72,10 @@ class GroupReduction {
   void Abandon() { CancelReceives(requests_, receives_); }
   // Messages this member sent as several fragments so far (MessageCut).
   int64_t messages_cut() const { return messages_cut_; }
+  // After Progress() returned true: how many contributions the mean is over, and
+  // whether this member's was one of them.
+  int included_count() const { return included_count_; }
+  bool self_included() const { return self_included_; }
 
  protected:
   int group_size() const { return static_cast<int>(args_.members.size()); }
@@ -73,6 +88,14 @@ class GroupReduction {
   void PostReceive(void* buf, size_t bytes, int member_index);
   void PostSend(const void* buf, size_t bytes, int member_index);
   bool StepDone() { return AllRequestsDone(requests_); }
+  // The inclusion flags of the first step (no-ops without share_inclusion): call
+  // PostInclusionReceives before the step's data receives and PostInclusionSends
+  // before its data sends, so that per pair the flag precedes the data.
+  void PostInclusionReceives();
+  void PostInclusionSends();
+  // Keeps the sources (one per member, by member index) whose contribution is
+  // included, in member order; records and returns their count.
+  int KeepIncluded(std::vector<const void*>* srcs);
 
   ReductionArgs args_;
 
@@ -81,6 +104,9 @@ class GroupReduction {
   std::vector<MPI_Request> requests_;  // this step's: receives first
   size_t receives_ = 0;
   int64_t messages_cut_ = 0;
+  std::vector<uint8_t> inclusion_;  // by member index, valid once the first step is done
+  int included_count_ = 0;
+  bool self_included_ = true;
 };
 
 // Where the algorithms change over (HOROVOD_WAGMA_SMALL_BYTES and

@@ -16,12 +16,14 @@ void ScatterAllgatherReduction::Start() {
   const char* contribution = static_cast<const char*>(args_.contribution);
   received_.resize(g);
   NewStep();
+  PostInclusionReceives();
   const size_t my_bytes = ChunkCount(me) * es;
   for (int j = 0; j < g; ++j) {
     if (j == me) continue;
     received_[j] = args_.pool->Take(my_bytes);
     PostReceive(received_[j].data(), my_bytes, j);
   }
+  PostInclusionSends();
   // Start with the next member's chunk so that not everyone targets member 0 first.
   for (int k = 1; k < g; ++k) {
     const int j = (me + k) % g;
@@ -41,7 +43,9 @@ void ScatterAllgatherReduction::StartAllgather() {
   // All step-1 sends have completed, so writing into result is safe even when it
   // aliases the contribution.
   char* mean = static_cast<char*>(args_.result);
-  MeanOf(args_.dtype, srcs.data(), g, ChunkCount(me), mean + ChunkBegin(me) * es);
+  // Every member saw every flag in step 1, so every chunk has the same divisor.
+  const int n = KeepIncluded(&srcs);
+  MeanOf(args_.dtype, srcs.data(), n, ChunkCount(me), mean + ChunkBegin(me) * es);
   received_.clear();
   NewStep();
   for (int j = 0; j < g; ++j) {

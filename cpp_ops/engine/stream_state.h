@@ -49,6 +49,12 @@ struct RoundState {
 
   bool joined = false;
   bool passive = false;      // joined by the engine on an activation
+  // Passive, with a value older than max_staleness (wait-avoiding global rounds): the
+  // contribution stays out of the mean, and this rank still receives it.
+  bool left_out = false;
+  // Once completed: how many members the mean is over, and whether this rank is one.
+  int included = 0;
+  bool self_included = true;
   bool activated_all = false;  // activations went to every other member
   int64_t joined_at_us = 0;  // Timeline clock
   const void* contribution = nullptr;  // c: the app's input, or passive_contribution
@@ -80,7 +86,12 @@ struct Stream {
   // The round the app last entered (or, skipping, was served by): a passive join's
   // contribution is that many rounds old (DESIGN.md §3, staleness in rounds of age).
   int64_t last_app_round = -1;
-  int64_t waiting_for_app = -1;  // the last round whose passive join max_staleness held back
+  // When the app last called the stream, and how many rounds its engine has since
+  // joined with a value left out of the mean: a live rank whose app stays away while
+  // its engine is left out is reported by name (nobody waits for it).
+  std::chrono::steady_clock::time_point app_called_at;
+  int64_t left_out_since_app_call = 0;
+  std::chrono::steady_clock::time_point app_away_warned_at;
   int64_t last_joined_round = -1;  // for the goodbye: rounds this rank still serves
   const void* published = nullptr;  // published_copy, or an app input in flight
   Buffer published_copy;

@@ -23,7 +23,7 @@ std::string StreamStatsJson(const std::map<std::string, StreamStats>& stats) {
     out += ",\"bytes_sent\":" + std::to_string(s.bytes_sent);
     out += ",\"errors\":" + std::to_string(s.errors);
     out += ",\"rounds_skipped\":" + std::to_string(s.rounds_skipped);
-    out += ",\"staleness_waits\":" + std::to_string(s.staleness_waits);
+    out += ",\"rounds_left_out\":" + std::to_string(s.rounds_left_out);
     out += ",\"age_histogram\":{";
     bool first_age = true;
     for (const auto& age : s.age_histogram) {

@@ -25,10 +25,11 @@ struct StreamStats {
   // Wait-avoiding global rounds: rounds the app skipped because its engine had
   // already served them (and a newer one) while the app computed.
   int64_t rounds_skipped = 0;
-  // Rounds the engine did not join for its app because its value would have been
-  // older than max_staleness: they waited for the app instead.
-  int64_t staleness_waits = 0;
-  // Passive joins by contribution age (rounds since the app last entered the stream).
+  // Rounds this rank's engine joined with a value older than max_staleness: its value
+  // was left out of the mean (it still received the mean). Nobody waited for its app.
+  int64_t rounds_left_out = 0;
+  // Passive joins whose value entered the mean, by contribution age (rounds since the
+  // app last entered the stream): never above max_staleness.
   std::map<int64_t, int64_t> age_histogram;
 };
 

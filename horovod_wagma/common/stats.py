@@ -11,13 +11,15 @@ For each stream (one name = one tensor):
   rounds_skipped            (wait-avoiding global rounds) rounds the app skipped
                             because its engine had served them, and a newer one,
                             while it computed;
-  staleness_waits           (wait-avoiding global rounds) rounds this engine did not
-                            join for its app because the value would have been older
-                            than max_staleness: they waited for the app instead;
+  rounds_left_out           (wait-avoiding global rounds) rounds this engine joined
+                            with a value older than max_staleness: the value was left
+                            out of the average, and this rank still received it.
+                            Nobody ever waits for a rank's app in this mode;
   contribution_age_mean/_max/_histogram
-                            passive joins by age: rounds between the app's last
-                            entry into the stream and the round joined (never above
-                            max_staleness with wait-avoiding global rounds).
+                            passive joins whose value entered the average, by age:
+                            rounds between the app's last entry into the stream and
+                            the round joined (never above max_staleness with
+                            wait-avoiding global rounds).
 """
 from horovod_wagma.common import engine_lib
 
@@ -38,7 +40,7 @@ def _readable(raw):
         "bytes_sent": raw["bytes_sent"],
         "errors": raw["errors"],
         "rounds_skipped": raw["rounds_skipped"],
-        "staleness_waits": raw["staleness_waits"],
+        "rounds_left_out": raw["rounds_left_out"],
         "contribution_age_mean": sum(a * n for a, n in ages.items()) / aged if aged else 0.0,
         "contribution_age_max": max(ages) if ages else 0,
         "contribution_age_histogram": dict(sorted(ages.items())),

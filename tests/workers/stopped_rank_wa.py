@@ -1,7 +1,8 @@
 """A rank that stops calling a stream with wait-avoiding global rounds: its engine
-serves at most MAX_STALENESS rounds for it, then the others wait for its app and,
-with WAGMA_STALL_TIMEOUT_S set, fail with the stall error naming it. The stopped
-rank sleeps until the others are done (results written), then leaves.
+keeps joining rounds for it, left out of the average once its value is older than
+MAX_STALENESS rounds, and the others go on without waiting (0.1 s per round, so that
+the stall warning naming the stopped rank comes due). The stopped rank sleeps until
+the others are done (results written), then leaves.
 
 Usage: stopped_rank_wa.py MAX_STALENESS"""
 import glob
@@ -29,15 +30,15 @@ if rank == stopped:
         time.sleep(0.2)
     emit(rank, stream=hvd.stats("w"))
 else:
-    served, error = [], None
-    t0 = time.monotonic()
+    served, waits, error = [], [], None
     try:
-        for r in range(5 + 10 * max_staleness):
-            h = hvd.group_allreduce_async(x, name="w")
-            x = hvd.synchronize(h)
-            served.append(h.round)
+        for r in range(5, 5 + 10 * max_staleness):
+            time.sleep(0.1)
             t0 = time.monotonic()
+            y, served_round = fw.group_allreduce_with_round(x, name="w")
+            x = y
+            waits.append(time.monotonic() - t0)
+            served.append(served_round)
     except Exception as e:  # noqa: BLE001 - the test checks the text
         error = f"{type(e).__name__}: {e}"
-    emit(rank, error=error, served=served, seconds=time.monotonic() - t0,
-         stream=hvd.stats("w"))
+    emit(rank, error=error, served=served, waits=waits, stream=hvd.stats("w"))

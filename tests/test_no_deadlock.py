@@ -1,0 +1,81 @@
+"""Never a deadlock (DESIGN §3, wait-avoiding global rounds): with the optimizer's
+defaults, a training loop that also calls Horovod collectives at the same step count
+on every rank runs to its end under stragglers.
+
+The old rule made a round whose member's value was older than max_staleness wait for
+that member's app; that app could itself be waiting in a Horovod collective for the
+rank waiting in the round. The rule now leaves the stale value out of the average.
+Each launch runs several scenarios (workers/collectives_midrun.py); a hang fails the
+test through mpirun's timeout, and the stats must show no contribution older than
+max_staleness.
+"""
+import pytest
+
+SCENARIOS = ["allreduce:1", "allreduce:7", "allreduce:25", "allreduce:60",
+             "checkpoint:20", "sync:30", "join:10"]
+
+
+def check_stats(run, tau):
+    for rank, res in run.results.items():
+        for sc in res["results"]:
+            st = sc["stream"]
+            assert st["contribution_age_max"] <= tau, (rank, sc["scenario"], st)
+            assert all(int(a) <= tau for a in st["contribution_age_histogram"]), st
+            assert st["errors"] == 0, (rank, sc["scenario"], st)
+
+
+def by_scenario(run):
+    return {sc["scenario"]: {rank: res["results"][i] for rank, res in run.results.items()}
+            for i, sc in enumerate(run.results[0]["results"])}
+
+
+@pytest.mark.parametrize("np_,pattern", [(4, "random"), (8, "random"),
+                                         (4, "persistent"), (8, "persistent")])
+def test_horovod_collectives_mid_run_finish(mpi, np_, pattern):
+    steps = 120
+    run = mpi("collectives_midrun.py", np_, pattern, steps, *SCENARIOS, timeout=300)
+    check_stats(run, tau=run.results[0]["tau"])
+    scenarios = by_scenario(run)
+    for name, ranks in scenarios.items():
+        for rank, sc in ranks.items():
+            expected = steps + (rank * 10 if name.startswith("join") else 0)
+            assert sc["steps"] == expected, (name, rank)
+            assert sc["collectives"] > 0, (name, rank)
+    # Horovod's join: the last rank to join is the one with the most steps.
+    assert {sc["last_joined"] for sc in scenarios["join:10"].values()} == {np_ - 1}
+    # The ranks drifted apart by more than max_staleness rounds (left-out values
+    # appear only then) where the collectives are sparse: the runs exercised the case
+    # that used to wait for an app.
+    left_out = sum(sc["stream"]["rounds_left_out"]
+                   for name in ("allreduce:60", "join:10")
+                   for sc in scenarios[name].values())
+    assert left_out > 0, {n: [sc["stream"]["rounds_left_out"] for sc in r.values()]
+                          for n, r in scenarios.items()}
+    if pattern == "persistent":
+        # The slow rank skipped rounds its engine served while it computed.
+        slow = scenarios["allreduce:60"][np_ - 1]["stream"]
+        assert slow["rounds_skipped"] > 0, slow
+
+
+def test_a_held_back_rank_is_not_waited_for(mpi):
+    """The old cycle: the last rank sleeps 1.5 s at step 5 while the others run on to
+    the allreduce at step 25. When it wakes it still has 20 steps to run, whose rounds
+    its partners' engines must join while their apps wait in the allreduce for it:
+    with values up to 20 rounds old against max_staleness 5. They are left out, and
+    the held rank's steps do not wait for anyone's app."""
+    run = mpi("collectives_midrun.py", 4, "held", 50, "allreduce:25", timeout=180)
+    check_stats(run, tau=run.results[0]["tau"])
+    held = 3
+    partners_left_out = sum(run.results[r]["results"][0]["stream"]["rounds_left_out"]
+                            for r in range(held))
+    assert partners_left_out >= 5, [run.results[r]["results"][0]["stream"]
+                                    for r in range(held)]
+    # After waking, the held rank's steps (5 .. 24) never waited long for a round:
+    # nobody's app was needed (under the old rule each waited for the stall timeout).
+    waits = run.results[held]["results"][0]["step_wait_s"][6:25]
+    assert max(waits) < 0.5, waits
+    # The others waited for it in the allreduce, not in WAGMA rounds.
+    for r in range(held):
+        sc = run.results[r]["results"][0]
+        assert sc["collective_s"] > 1.0, sc["collective_s"]
+        assert max(sc["step_wait_s"]) < 0.5, max(sc["step_wait_s"])

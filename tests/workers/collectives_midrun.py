@@ -1,0 +1,112 @@
+"""Training loops in Horovod's usual shape, with the optimizer's defaults (averaging
+"local", wait-avoiding global rounds), that also call Horovod collectives mid-run,
+under stragglers. Each scenario must run to its end (the test's mpirun timeout
+catches a hang); each rank reports the model stream's stats.
+
+Usage: collectives_midrun.py PATTERN STEPS SCENARIO [SCENARIO ...]
+  PATTERN   random      two ranks per step (drawn from a seed every rank shares)
+                        sleep DELAY_S more than the base step;
+            persistent  the last rank's steps take SLOW_FACTOR times as long;
+            held        one rank (the last) sleeps HELD_S once, at step 5: the old
+                        cycle (its partners' engines would have waited for their
+                        apps, which wait in a collective for it).
+  SCENARIO  allreduce:K     hvd.allreduce of a metric every K steps;
+            checkpoint:K    every K steps ("epoch end"): hvd.barrier(), then
+                            hvd.broadcast_object of a state dict from rank 0;
+            join:EXTRA      rank r runs STEPS + r * EXTRA steps, then hvd.join();
+            sync:K          the optimizer's sync() every K steps, then an
+                            hvd.allreduce of the parameter checksum.
+Scenarios run one after the other in this launch, each with a fresh optimizer.
+"""
+import random
+import sys
+import time
+
+import torch
+import torch.nn as nn
+import horovod.torch as hvd_plain  # the collectives come from Horovod itself
+
+from common import emit
+
+import horovod_wagma.torch as hvd
+from horovod_wagma.torch import DistributedWagmaOptimizer
+
+BASE_S, DELAY_S, SLOW_FACTOR, HELD_S, TAU = 0.002, 0.02, 3.0, 1.5, 5
+
+pattern, steps = sys.argv[1], int(sys.argv[2])
+scenarios = sys.argv[3:]
+hvd.init()
+rank, size = hvd.rank(), hvd.size()
+torch.set_num_threads(1)
+
+
+def step_sleep(step, rng):
+    t = BASE_S
+    if pattern == "random":
+        if rank in rng.sample(range(size), 2):
+            t += DELAY_S
+    elif pattern == "persistent":
+        t *= SLOW_FACTOR if rank == size - 1 else 1.0
+        t += 0.004 if rank == size - 1 else 0.0
+    elif pattern == "held":
+        if rank == size - 1 and step == 5:
+            t += HELD_S
+    else:
+        raise ValueError(pattern)
+    time.sleep(t)
+
+
+def run(index, scenario):
+    kind, arg = scenario.split(":")
+    k = int(arg)
+    torch.manual_seed(index)
+    model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 4))
+    opt = DistributedWagmaOptimizer(
+        torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9),
+        named_parameters=model.named_parameters(), sync_period=TAU)
+    hvd_plain.broadcast_parameters(model.state_dict(), root_rank=0)
+    rng = random.Random(1000 + index)  # the same draws on every rank
+    data = torch.Generator().manual_seed(rank)
+    my_steps = steps + (rank * k if kind == "join" else 0)
+    collective_s, step_wait_s, collectives = 0.0, [], 0
+    for step in range(my_steps):
+        step_sleep(step, rng)
+        opt.zero_grad()
+        x = torch.randn(16, 32, generator=data)
+        loss = model(x).pow(2).mean()
+        loss.backward()
+        t0 = time.monotonic()
+        opt.step()
+        step_wait_s.append(time.monotonic() - t0)
+        t0 = time.monotonic()
+        if kind == "allreduce" and (step + 1) % k == 0:
+            hvd_plain.allreduce(loss.detach(), name=f"metric{index}")
+            collectives += 1
+        elif kind == "checkpoint" and (step + 1) % k == 0:
+            hvd_plain.barrier()
+            state = hvd_plain.broadcast_object(
+                {"step": step, "model": model.state_dict()} if rank == 0 else None,
+                root_rank=0, name=f"ckpt{index}")
+            assert state["step"] == step
+            collectives += 1
+        elif kind == "sync" and (step + 1) % k == 0:
+            opt.sync()
+            flat = torch.cat([p.detach().flatten() for p in model.parameters()])
+            total = hvd_plain.allreduce(flat.sum(), op=hvd_plain.Sum, name=f"sum{index}")
+            assert abs(float(total) - size * float(flat.sum())) < 1e-3 * (1 + abs(float(total)))
+            collectives += 1
+        collective_s += time.monotonic() - t0
+    if kind == "join":
+        last = hvd_plain.join()
+        collectives += 1
+    else:
+        last = None
+    stats = hvd.stats(f"{opt._name}.model0")
+    print(f"rank {rank}: {scenario} done ({my_steps} steps)", flush=True)
+    return dict(scenario=scenario, steps=my_steps, collectives=collectives,
+                collective_s=collective_s, step_wait_s=step_wait_s, last_joined=last,
+                stream=stats)
+
+
+results = [run(i, s) for i, s in enumerate(scenarios)]
+emit(rank, pattern=pattern, tau=TAU, results=results)
