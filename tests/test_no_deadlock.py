@@ -12,7 +12,7 @@ max_staleness.
 import pytest
 
 SCENARIOS = ["allreduce:1", "allreduce:7", "allreduce:25", "allreduce:60",
-             "checkpoint:20", "sync:30", "join:10"]
+             "checkpoint:20", "sync:30", "join:10", "wjoin:10"]
 
 
 def check_stats(run, tau):
@@ -38,11 +38,12 @@ def test_horovod_collectives_mid_run_finish(mpi, np_, pattern):
     scenarios = by_scenario(run)
     for name, ranks in scenarios.items():
         for rank, sc in ranks.items():
-            expected = steps + (rank * 10 if name.startswith("join") else 0)
+            expected = steps + (rank * 10 if "join" in name else 0)
             assert sc["steps"] == expected, (name, rank)
             assert sc["collectives"] > 0, (name, rank)
-    # Horovod's join: the last rank to join is the one with the most steps.
-    assert {sc["last_joined"] for sc in scenarios["join:10"].values()} == {np_ - 1}
+    # Horovod's join and WAGMA's: the last rank to join is the one with the most steps.
+    for name in ("join:10", "wjoin:10"):
+        assert {sc["last_joined"] for sc in scenarios[name].values()} == {np_ - 1}, name
     # The ranks drifted apart by more than max_staleness rounds (left-out values
     # appear only then) where the collectives are sparse: the runs exercised the case
     # that used to wait for an app.
@@ -79,3 +80,28 @@ def test_a_held_back_rank_is_not_waited_for(mpi):
         sc = run.results[r]["results"][0]
         assert sc["collective_s"] > 1.0, sc["collective_s"]
         assert max(sc["step_wait_s"]) < 0.5, max(sc["step_wait_s"])
+
+
+def test_keras_fit_with_horovod_callbacks_over_many_epochs(mpi, tmp_path):
+    """Keras model.fit in graph mode, defaults, 10 epochs under random and persistent
+    imbalance, with the broadcast, metric average and warmup callbacks, a Horovod
+    allreduce at each epoch end, validation every epoch and a rank-0 checkpoint."""
+    run = mpi("keras_callbacks_midrun.py", 4, str(tmp_path), "random", "persistent",
+              timeout=420)
+    for i, pattern in enumerate(("random", "persistent")):
+        runs = {rank: res["results"][i] for rank, res in run.results.items()}
+        for rank, r in runs.items():
+            st = r["stream"]
+            assert st["contribution_age_max"] <= r["sync_period"], (pattern, rank, st)
+            assert st["errors"] == 0
+            assert len(r["loss"]) == len(r["allreduced"]) == 10
+            # Warmup from lr / size to lr over 3 epochs (logged at each epoch's end:
+            # lr / 4 * (1 + 3 * e / 3) after epoch e), then the full lr.
+            assert r["lr"][:3] == pytest.approx([0.025, 0.0375, 0.05]), r["lr"]
+            assert r["lr"][3:] == pytest.approx([0.05] * 7), r["lr"]
+        # MetricAverageCallback: every rank logs the same averaged loss each epoch;
+        # the Horovod allreduce agrees on every rank too.
+        for rank in runs:
+            assert runs[rank]["loss"] == pytest.approx(runs[0]["loss"], abs=1e-9)
+            assert runs[rank]["allreduced"] == pytest.approx(runs[0]["allreduced"])
+        assert len(list(tmp_path.glob(f"run{i}-*.weights.h5"))) == 10

@@ -1,8 +1,11 @@
 """Keras callbacks for WAGMA training: all of Horovod's Keras callbacks, re-exported,
-plus WAGMA's. They work beside Horovod's ``BroadcastGlobalVariablesCallback`` and
-``LearningRateWarmupCallback``; ``MetricAverageCallback`` replaces Horovod's."""
+plus WAGMA's. ``MetricAverageCallback``, ``LearningRateScheduleCallback`` and
+``LearningRateWarmupCallback`` replace Horovod's, which fail on TF 2.21: they reach
+for Keras 3's ``keras.backend`` (no ``constant``, ``get_value`` or ``set_value``)
+while the model is Keras 2 (tf_keras)."""
 import time
 
+from horovod._keras import callbacks as _hvd_impl
 from horovod.tensorflow.keras.callbacks import *  # noqa: F401,F403
 import numpy as np
 import tensorflow as tf
@@ -58,6 +61,42 @@ class MetricAverageCallback(tf.keras.callbacks.Callback):
                                   sync_period=1, global_rounds="blocking")
         for key, value in zip(keys, avg.numpy().tolist()):
             logs[key] = value
+
+
+class _ScheduleOnModelBackend:
+    """Horovod's learning-rate schedules on the model's Keras (tf_keras). Momentum
+    correction needs a momentum variable: the legacy optimizers have one; the current
+    SGD keeps a Python float baked into the compiled step, so there is nothing to
+    correct and the correction is skipped (Horovod would fail on it)."""
+
+    def on_train_begin(self, logs=None):
+        momentum = getattr(self.model.optimizer, "momentum", None)
+        if self.momentum_correction and not isinstance(momentum, tf.Variable):
+            self.momentum_correction = False
+        super().on_train_begin(logs)
+
+
+class LearningRateScheduleCallback(_ScheduleOnModelBackend,
+                                   _hvd_impl.LearningRateScheduleCallbackImpl,
+                                   tf.keras.callbacks.Callback):
+    """Horovod's LearningRateScheduleCallback (same arguments, same schedule)."""
+
+    def __init__(self, initial_lr, multiplier, start_epoch=0, end_epoch=None, staircase=True,
+                 momentum_correction=True, steps_per_epoch=None):
+        super().__init__(tf.keras.backend, initial_lr, multiplier, start_epoch, end_epoch,
+                         staircase, momentum_correction, steps_per_epoch)
+
+
+class LearningRateWarmupCallback(_ScheduleOnModelBackend,
+                                 _hvd_impl.LearningRateWarmupCallbackImpl,
+                                 tf.keras.callbacks.Callback):
+    """Horovod's LearningRateWarmupCallback (lr from initial_lr / size up to
+    initial_lr over warmup_epochs)."""
+
+    def __init__(self, initial_lr, warmup_epochs=5, momentum_correction=True,
+                 steps_per_epoch=None, verbose=0):
+        super().__init__(tf.keras.backend, initial_lr, warmup_epochs, momentum_correction,
+                         steps_per_epoch, verbose)
 
 
 class WagmaStatsCallback(tf.keras.callbacks.Callback):

@@ -13,7 +13,11 @@ Usage: collectives_midrun.py PATTERN STEPS SCENARIO [SCENARIO ...]
   SCENARIO  allreduce:K     hvd.allreduce of a metric every K steps;
             checkpoint:K    every K steps ("epoch end"): hvd.barrier(), then
                             hvd.broadcast_object of a state dict from rank 0;
-            join:EXTRA      rank r runs STEPS + r * EXTRA steps, then hvd.join();
+            join:EXTRA      rank r runs STEPS + r * EXTRA steps, then Horovod's
+                            hvd.join();
+            wjoin:EXTRA     the same, then horovod_wagma's join() (its engine serves
+                            the others' rounds with its final model, and Horovod's
+                            join runs beside it);
             sync:K          the optimizer's sync() every K steps, then an
                             hvd.allreduce of the parameter checksum.
 Scenarios run one after the other in this launch, each with a fresh optimizer.
@@ -67,7 +71,7 @@ def run(index, scenario):
     hvd_plain.broadcast_parameters(model.state_dict(), root_rank=0)
     rng = random.Random(1000 + index)  # the same draws on every rank
     data = torch.Generator().manual_seed(rank)
-    my_steps = steps + (rank * k if kind == "join" else 0)
+    my_steps = steps + (rank * k if kind in ("join", "wjoin") else 0)
     collective_s, step_wait_s, collectives = 0.0, [], 0
     for step in range(my_steps):
         step_sleep(step, rng)
@@ -98,6 +102,9 @@ def run(index, scenario):
         collective_s += time.monotonic() - t0
     if kind == "join":
         last = hvd_plain.join()
+        collectives += 1
+    elif kind == "wjoin":
+        last = hvd.join()
         collectives += 1
     else:
         last = None
