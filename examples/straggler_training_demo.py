@@ -2,7 +2,7 @@
 
     python examples/straggler_training_demo.py          # steps/s only; `make demo` shows time to accuracy
 
-Runs examples/pytorch_mnist_style.py twice under ``mpirun -np 4 --oversubscribe``:
+Runs examples/pytorch_mnist.py twice under ``mpirun -np 4 --oversubscribe``:
 once with ``--optimizer horovod`` (hvd.DistributedOptimizer, a global gradient
 allreduce every step) and once with ``--optimizer wagma`` (DistributedWagmaOptimizer,
 wait-avoiding group model averaging). The two runs are identical otherwise, including
@@ -28,7 +28,7 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-TRAIN_SCRIPT = os.path.join(HERE, "pytorch_mnist_style.py")
+TRAIN_SCRIPT = os.path.join(HERE, "pytorch_mnist.py")
 RESULTS = os.path.join(HERE, "results")
 
 MPI_ENV = {
@@ -50,7 +50,7 @@ def parse_args():
     p.add_argument("--straggle", type=float, default=0.02,
                    help="seconds one random rank sleeps per step (default 0.02)")
     p.add_argument("--epochs", type=int, default=5,
-                   help="epochs per run; 64 steps each with 4 ranks (default 5)")
+                   help="epochs per run; 32 steps each with 4 ranks (default 5)")
     p.add_argument("--group-size", type=int, default=None,
                    help="WAGMA group size (default: the library's, 2 for 4 ranks)")
     p.add_argument("--sync-period", type=int, default=10,

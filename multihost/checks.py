@@ -9,7 +9,7 @@ non-zero if any failed. Checks:
                 global rounds, float64/float32, both reduction paths), over TCP
   straggler     a slow host (its ranks 4x slower) is not waited for with
                 wait-avoiding global rounds, and is with blocking ones
-  horovodrun    the PyTorch optimizer drop-in (examples/pytorch_mnist_style.py),
+  horovodrun    the PyTorch optimizer drop-in (examples/pytorch_mnist.py),
                 launched with `horovodrun --mpi -H ...`, trains and learns
   host_killed   a host's processes die mid-run: every surviving rank ends in a clear
                 error naming the lost ranks within 60 s, and the job ends
@@ -149,8 +149,8 @@ def check_horovodrun(cluster):
     work = tempfile.mkdtemp(prefix="wagma_mh_")
     summary = os.path.join(work, "summary.json")
     rc, out, err, _ = launch(
-        cluster, [PYTHON, os.path.join(ROOT, "examples", "pytorch_mnist_style.py"),
-                  "--optimizer", "wagma", "--epochs", "2", "--no-progress",
+        cluster, [PYTHON, os.path.join(ROOT, "examples", "pytorch_mnist.py"),
+                  "--optimizer", "wagma", "--epochs", "3", "--no-progress",
                   "--json", summary], timeout=240, via="horovodrun")
     if rc != 0 or not os.path.exists(summary):
         return False, f"rc={rc}; stdout: {out[-800:]} stderr: {err[-1500:]}"

@@ -9,7 +9,7 @@ Lockstep exactness against the blocking mode is in test_gossip.py (both framewor
 """
 import pytest
 
-from conftest import framework_env, mpi_command, read_results  # noqa: F401
+from conftest import framework_env
 
 P, S, TAU, ROUNDS, STEP_S = 4, 2, 5, 60, 0.01
 

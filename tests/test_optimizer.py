@@ -1,27 +1,4 @@
 """DistributedWagmaOptimizer (multi-rank, through mpirun)."""
-import json
-import os
-import subprocess
-import sys
-
-from conftest import MPI_ENV
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def test_one_line_swap_runs_and_learns(tmp_path):
-    """The Horovod-style example with only the optimizer line swapped."""
-    out = tmp_path / "summary.json"
-    cmd = ["mpirun", "-np", "4", "--oversubscribe", sys.executable,
-           os.path.join(ROOT, "examples", "pytorch_mnist_style.py"), "--optimizer", "wagma",
-           "--epochs", "2", "--no-progress", "--json", str(out)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300,
-                          env=dict(os.environ, **MPI_ENV))
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    summary = json.loads(out.read_text())
-    assert summary["optimizer"] == "wagma" and summary["steps"] > 100
-    assert summary["accuracy"] > 0.8, summary  # chance is 0.1
-
 
 def test_models_identical_after_every_global_round(mpi):
     run = mpi("optimizer_checks.py", 4, "identical_after_global", timeout=180)
