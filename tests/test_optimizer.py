@@ -1,5 +1,6 @@
 """DistributedWagmaOptimizer (multi-rank, through mpirun)."""
 
+
 def test_models_identical_after_every_global_round(mpi):
     run = mpi("optimizer_checks.py", 4, "identical_after_global", timeout=180)
     for res in run.results.values():
