@@ -95,12 +95,16 @@ from thread_cpu import thread_cpu_seconds
 BATCH = 16   # samples per rank and step, both frameworks
 RESULTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 WALL_METHODS = ("wagma_wa",)   # measured in a wall-time window
+# Measured in a user's loop: a Horovod barrier after the warm-up, the same N steps on
+# every rank, then a Horovod allreduce of each rank's rate (Window's `horovod`).
+HOROVOD_LOOP_METHODS = ("wagma_loop",)
 LABELS = {"horovod": "Horovod", "localsgd": "local SGD", "wagma": "WAGMA",
           "wagma_wa": "WAGMA wa-global", "wagma_sync": "WAGMA sync",
+          "wagma_loop": "WAGMA defaults, loop",
           "no_wait": "no-wait ideal", "ideal": "ideal (global rounds)",
           "ideal_measured": "ideal(meas)", "no_wait_measured": "no_wait(meas)"}
 COLORS = {"horovod": "tab:gray", "localsgd": "tab:orange", "wagma": "tab:blue",
-          "wagma_wa": "tab:green", "wagma_sync": "tab:cyan"}
+          "wagma_wa": "tab:green", "wagma_sync": "tab:cyan", "wagma_loop": "tab:olive"}
 PERSISTENT_TARGET = 1.6   # wagma_wa / horovod, one rank 2x slower
 RANDOM_TARGET = 0.8       # wagma_wa / no_wait
 BLOCKING_TARGET = 0.9     # wagma / ideal (random)
@@ -135,6 +139,10 @@ class Benchmark:
         ``window.record(*phase_seconds)`` until it returns False, then
         ``window.finish(join)`` with the optimizer's join for a wall-time window.
         Returns a dict of this rank's extras (gathered into ``rec["extra"]``)."""
+        raise NotImplementedError
+
+    def horovod_collectives(self):
+        """(barrier, allreduce of a float) through Horovod, for HOROVOD_LOOP_METHODS."""
         raise NotImplementedError
 
     def progress(self, rec):
@@ -289,7 +297,7 @@ def describe_pattern(args, P):
 def wagma_global_rounds(method):
     """The global-round mode of a WAGMA method, always passed explicitly: the
     optimizers default to wait-avoiding, and "wagma" is the paper's blocking mode."""
-    return "wait_avoiding" if method == "wagma_wa" else "blocking"
+    return "wait_avoiding" if method in ("wagma_wa", "wagma_loop") else "blocking"
 
 
 # -- launching ------------------------------------------------------------------------
@@ -363,8 +371,13 @@ class Window:
     fixed number of steps between two barriers) or ``wall`` mode (wagma_wa: steps
     until a deadline W seconds after the opening barrier)."""
 
-    def __init__(self, comm, sched, tau, wall_s=None, wagma=False, stream_stats=None):
+    def __init__(self, comm, sched, tau, wall_s=None, wagma=False, stream_stats=None,
+                 horovod=None):
         self.comm, self.sched, self.tau, self.wall_s = comm, sched, tau, wall_s
+        # (barrier, allreduce) of Horovod: steps mode opens with the barrier and closes
+        # with an allreduce of this rank's rate, as a user's loop would, instead of MPI
+        # barriers.
+        self.horovod = horovod
         self.rank = comm.Get_rank()
         self.wagma, self.stream_stats = wagma, stream_stats
         self.times = []       # phase seconds of each counted step
@@ -387,7 +400,10 @@ class Window:
     def open(self):
         self._engine0 = engine_counters() if self.wagma else {}
         self._streams0 = self.stream_stats() if self.wagma else {}
-        self.comm.Barrier()
+        if self.horovod:
+            self.horovod[0]()
+        else:
+            self.comm.Barrier()
         self._threads0, self._cpu0 = thread_cpu(), time.process_time()
         self.t0 = time.perf_counter()
         self.deadline = None if self.lockstep else self.t0 + self.wall_s
@@ -399,7 +415,10 @@ class Window:
             self.times.append(phases)
             if len(self.times) < len(self.sched):
                 return True
-            self.comm.Barrier()
+            if self.horovod:
+                self.horovod[1](len(self.times) / (time.perf_counter() - self.t0))
+            else:
+                self.comm.Barrier()
         elif time.perf_counter() <= self.deadline:
             self.times.append(phases)
             return True
@@ -527,7 +546,9 @@ def run(bench, args):
                 rows = max(len(timed), math.ceil(wall_s / timed.min()) + tau)
                 sched = compute_schedule(args, P, rows, args.seed)
             window = Window(comm, sched, tau, wall_s, wagma=name.startswith("wagma"),
-                            stream_stats=bench.stream_stats)
+                            stream_stats=bench.stream_stats,
+                            horovod=bench.horovod_collectives()
+                            if name in HOROVOD_LOOP_METHODS else None)
             comm.Barrier()
             extra = bench.run_method(name, trial, args, warm, window)
             rec = window.collect(extra, bench.phases)
@@ -594,6 +615,7 @@ def targets(args, P, rate):
         wanted = [("wagma_wa", "horovod", PERSISTENT_TARGET, "(one rank 2x slower)")]
     else:
         wanted = [("wagma_wa", "no_wait", RANDOM_TARGET, "ideal"),
+                  ("wagma_loop", "no_wait", RANDOM_TARGET, "ideal (defaults, user's loop)"),
                   ("wagma", "ideal", BLOCKING_TARGET, "(global rounds only)")]
     out = []
     for method, base, threshold, suffix in wanted:
@@ -621,7 +643,7 @@ def print_spread(trials):
         f"{LABELS[m]} {min(r['samples_per_s'] for r in recs):.0f}-"
         f"{max(r['samples_per_s'] for r in recs):.0f}" for m, recs in trials.items())
     print(f"  spread over trials (samples/s min-max): {ranges}")
-    for m in ("wagma", "wagma_wa"):
+    for m in ("wagma", "wagma_wa", "wagma_loop"):
         if m in trials and "horovod" in trials:
             per_trial = [a["samples_per_s"] / b["samples_per_s"]
                          for a, b in zip(trials[m], trials["horovod"])]

@@ -28,6 +28,10 @@ of the model (seeded, then broadcast from rank 0) and on the same schedule:
 * ``wagma_wa``    the same with ``global_rounds="wait_avoiding"``: global rounds do not
                   wait for slow ranks either, so fast ranks run ahead (measured in a
                   wall-time window, then ``opt.join()``; see bench/harness.py).
+* ``wagma_loop``  (not in the default list) the optimizer's defaults (wait-avoiding
+                  global rounds) in a user's loop: Horovod's barrier after the
+                  warm-up, the same N steps on every rank, then Horovod's allreduce
+                  of each rank's rate; the window ends when that allreduce returns.
 * ``wagma_sync``  (not in the default list) ``wait_avoiding=False``: group rounds wait
                   for all group members.
 
@@ -110,7 +114,7 @@ class Method:
 class TorchImbalance(harness.Benchmark):
     name = "imbalance"
     framework = "PyTorch"
-    methods = ("horovod", "localsgd", "wagma", "wagma_wa", "wagma_sync")
+    methods = ("horovod", "localsgd", "wagma", "wagma_wa", "wagma_loop", "wagma_sync")
     default_methods = ("horovod", "localsgd", "wagma", "wagma_wa")
     default_trials = 2
     phases = ("sleep", "fwd+bwd", "opt.step")
@@ -128,6 +132,11 @@ class TorchImbalance(harness.Benchmark):
 
     def stream_stats(self):
         return self.hvd.stats()
+
+    def horovod_collectives(self):
+        torch, hvd = self.torch, self.hvd
+        return (hvd.barrier,
+                lambda rate: hvd.allreduce(torch.tensor(rate), op=hvd.Sum, name="rate"))
 
     def warmup_steps(self, name, tau):
         return tau + 1 if name == "localsgd" else tau   # averages at calls 0 and tau

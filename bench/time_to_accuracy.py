@@ -22,10 +22,16 @@ Cases
 
 The clock and the accuracy
 --------------------------
-After a barrier every rank trains for ``--budget`` seconds of wall time. Lockstep
-methods check the budget only where they synchronise anyway (an MPI allreduce of "past
-the budget?"), so all ranks stop after the same step; wait-avoiding global rounds stop
-each rank at its own deadline and then ``join()``. Nothing stops the clock: every
+After a barrier every rank trains for ``--budget`` seconds of wall time. Like a user's
+script, every ``--eval-every`` steps (25) every rank evaluates (the loss of one batch)
+and averages the number through a Horovod allreduce, at the same step count on every
+rank; the evaluation's compute is taken off the clock, the collective (with any wait
+there for slower ranks) stays on it, so a method that waits, or hangs, beside a
+Horovod collective shows it in the verdict. That allreduce also carries "past the
+budget?": every method stops at the first evaluation past the budget. (With
+``--eval-every 0``, lockstep methods check the budget where they synchronise anyway
+and wait-avoiding global rounds stop each rank at its own deadline and then
+``join()``.) Nothing stops the clock: every
 ``--interval`` seconds each rank keeps a copy of its model *as it was at that moment*
 (the model before the step under way). After the run, outside the clock, the copies
 are averaged over the ranks and the held-out accuracy of each averaged model is
@@ -94,6 +100,10 @@ def parse_args(argv=None):
                         "320 of Horovod's steps with the default pattern options)")
     p.add_argument("--interval", type=float, default=0.25,
                    help="seconds between model snapshots (default 0.25)")
+    p.add_argument("--eval-every", type=int, default=25,
+                   help="every this many steps every rank evaluates and averages the "
+                        "metric through a Horovod allreduce, as Horovod's examples do "
+                        "each epoch; its compute is off the clock (default 25; 0: never)")
     p.add_argument("--tau", type=int, default=10,
                    help="period of the local-SGD baselines and of Horovod's budget "
                         "checks (default 10; WAGMA's own default applies to wagma)")
@@ -202,24 +212,54 @@ def train(spec, task, case, seed, args, ctx):
         method.zero_grad()
         task.loss(model, b).backward()
         method.step()
+    evaluation = torch_evaluation(args, hvd, model, task, batches[0])
     steps, wall = clocked_run(comm, budget, snaps, one_step, method.lockstep,
-                              method.synced)
+                              method.synced, evaluation)
     method.finish()
     snaps.finish()
     curve = evaluate(snaps, task, seed, comm)
     rates = comm.gather(steps / wall, root=0)
+    waits = comm.gather(evaluation.collective_s if evaluation else 0.0, root=0)
     del method
     if rank == 0:
         return {"method": spec, "task": case[0], "data": data, "pattern": pattern,
                 "seed": seed, "curve": curve, "steps_per_s_per_rank": rates,
-                "steps_per_s": statistics.median(rates)}
+                "steps_per_s": statistics.median(rates),
+                "eval_collective_s_per_rank": waits}
     return None
 
 
-def clocked_run(comm, budget, snaps, one_step, lockstep, synced):
+class Evaluation:
+    """The common loop shape: every ``every`` steps, on every rank at the same step
+    count, an evaluation whose metric is averaged through a Horovod collective (as
+    Horovod's examples' ``metric_average`` does). ``metric()`` computes this rank's
+    number; ``allreduce(values)`` sums a list of floats over the ranks through
+    Horovod. The collective also carries "past the budget?", so every rank stops at
+    the same evaluation."""
+
+    def __init__(self, every, metric, allreduce):
+        self.every, self.metric, self.allreduce = every, metric, allreduce
+        self.compute_s = 0.0  # the metric's own compute, kept off the clock
+        self.collective_s = 0.0  # time in the collective, waits included: on the clock
+
+    def __call__(self, past_budget):
+        """Runs one evaluation; returns whether any rank is past the budget."""
+        t0 = time.perf_counter()
+        value = self.metric()
+        t1 = time.perf_counter()
+        total = self.allreduce([value, 1.0 if past_budget else 0.0])
+        self.compute_s += t1 - t0
+        self.collective_s += time.perf_counter() - t1
+        return total[1] > 0
+
+
+def clocked_run(comm, budget, snaps, one_step, lockstep, synced, evaluation=None):
     """The clock of a run (module docstring): a barrier, then ``one_step(i)`` (the
     compute sleep and the training step i) until the budget; lockstep methods agree
-    on stopping where ``synced(i)``. Returns (steps, wall seconds)."""
+    on stopping where ``synced(i)``. With an ``Evaluation``, every method runs it
+    every ``evaluation.every`` steps and all stop together at the first one past the
+    budget; its compute time is taken off the clock, its collective (including any
+    wait there for slower ranks) stays on it. Returns (steps, wall seconds)."""
     from mpi4py import MPI
     steps = 0
     comm.Barrier()
@@ -227,15 +267,31 @@ def clocked_run(comm, budget, snaps, one_step, lockstep, synced):
     while True:
         snaps.before_step()
         one_step(steps)
-        now = time.perf_counter() - t0
+        now = time.perf_counter() - t0 - (evaluation.compute_s if evaluation else 0.0)
         snaps.after_step(now)
         steps += 1
-        if lockstep:
+        if evaluation is not None:
+            if steps % evaluation.every == 0 and evaluation(now >= budget):
+                break
+        elif lockstep:
             if synced(steps - 1) and comm.allreduce(now >= budget, op=MPI.LOR):
                 break
         elif now >= budget:
             break
-    return steps, time.perf_counter() - t0
+    return steps, time.perf_counter() - t0 - (evaluation.compute_s if evaluation else 0.0)
+
+
+def torch_evaluation(args, hvd, model, task, batch):
+    """An Evaluation of the held-out loss on one batch (or None with --eval-every 0)."""
+    if not args.eval_every:
+        return None
+    import torch
+
+    def metric():
+        with torch.no_grad():
+            return float(task.loss(model, batch))
+    return Evaluation(args.eval_every, metric, lambda values: hvd.allreduce(
+        torch.tensor(values, dtype=torch.float64), op=hvd.Sum, name="tta.eval").tolist())
 
 
 def evaluate(snaps, task, seed, comm):

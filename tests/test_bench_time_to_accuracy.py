@@ -67,3 +67,43 @@ def test_bad_method_specs_are_refused(spec, error):
 def test_method_spec_values():
     assert tta_methods.parse_spec("wagma:rule=local,S=2,outer=0.5,rounds=wa") == (
         "wagma", {"rule": "local", "S": 2, "outer": 0.5, "rounds": "wa"})
+
+
+def test_the_clock_evaluates_through_the_collective_and_stops_together():
+    """Every `every` steps the evaluation runs; its compute is off the clock, the
+    collective is on it, and the run stops at the first evaluation at which any rank
+    (here: the collective's sum says so) is past the budget."""
+    import time
+
+    class Comm:
+        def Barrier(self):
+            pass
+
+    class Snaps:
+        def before_step(self):
+            pass
+
+        def after_step(self, now):
+            self.now = now
+
+    calls = []
+
+    def metric():
+        time.sleep(0.3)  # an evaluation's compute: must not count
+        return 1.0
+
+    def allreduce(values):
+        calls.append(list(values))
+        time.sleep(0.02)  # the collective (a wait for slower ranks): counts
+        # Another rank is past the budget from the third evaluation on.
+        return [values[0] * 2, values[1] + (1.0 if len(calls) >= 3 else 0.0)]
+
+    evaluation = tta.Evaluation(4, metric, allreduce)
+    steps, wall = tta.clocked_run(Comm(), budget=100.0, snaps=Snaps(),
+                                  one_step=lambda i: time.sleep(0.01), lockstep=True,
+                                  synced=lambda i: True, evaluation=evaluation)
+    assert steps == 12 and len(calls) == 3
+    assert all(c[1] == 0.0 for c in calls)  # this rank never was past the budget
+    assert evaluation.compute_s >= 3 * 0.3
+    # 12 steps of 10 ms and 3 collectives of 20 ms, without the 0.9 s of compute.
+    assert 0.12 + 0.06 <= wall < 0.12 + 0.06 + 0.6, wall
