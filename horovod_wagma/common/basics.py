@@ -35,7 +35,8 @@ class WagmaBasics:
         override them): ``global_rounds="wait_avoiding"`` makes global rounds
         activate and join like group rounds, so fast ranks stop waiting for slow
         ones there too; ``max_staleness`` (default ``sync_period``) bounds how many
-        rounds old a value an engine contributes for its app may be.
+        rounds old a value an engine contributes for its app may be: an older one is
+        left out of the average (never waited for).
 
         Every phase's groups for the default ``group_size`` are registered as static
         Horovod process sets when this call initialises Horovod, or dynamically when

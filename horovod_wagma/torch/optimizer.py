@@ -162,8 +162,8 @@ class _DistributedWagmaOptimizer(torch.optim.Optimizer):
         sync_period=1). Blocking (or lockstep) rounds are exact and bit-identical on
         every rank. With wait-avoiding global rounds (unless ``blocking``) they wait
         for nobody: a rank that skipped its model's global rounds contributes its
-        published state there, no older than max_staleness of these rounds (at most
-        one per global model round, so never the binding bound)."""
+        published state there, left out of the average when older than max_staleness
+        of these rounds (at most one per global model round)."""
         knobs = dict(self._knobs, sync_period=1)
         if blocking:
             knobs["global_rounds"] = "blocking"
@@ -260,8 +260,8 @@ def DistributedWagmaOptimizer(optimizer, named_parameters=None,
         while it computed. "blocking" is the paper's: every rank enters every global
         round, which leaves the models bit-identical there.
       max_staleness: with wait-avoiding global rounds, the oldest (in rounds) a value
-        an engine contributes for its app may be; a slower rank makes the others wait
-        at that point instead (default: sync_period).
+        an engine contributes for its app may be; an older one is left out of the
+        average, and nobody waits for the slower rank (default: sync_period).
 
     Horovod arguments: ``process_set`` restricts WAGMA to that set's ranks;
     ``compression=Compression.fp16`` sends fp16 (accumulated in fp32);
