@@ -31,7 +31,7 @@ import harness
 import tasks as task_lib
 import tta_methods
 from mpi_launch import relaunch_under_mpirun
-from time_to_accuracy import (BUDGET, Snapshots, analyse_case, case_name,
+from time_to_accuracy import (BUDGET, Evaluation, Snapshots, analyse_case, case_name,
                               clocked_run, evaluate_snapshots, finished, jsonable,
                               plot, print_case, print_summary)
 
@@ -49,6 +49,9 @@ def parse_args(argv=None):
     add("--seeds", type=int, default=3, help="seeds 0..N-1 (default 3)")
     add("--budget", type=float, help="seconds per run (default time_to_accuracy.BUDGET)")
     add("--interval", type=float, default=0.25, help="seconds between snapshots")
+    add("--eval-every", type=int, default=25,
+        help="steps between evaluations averaged through a Horovod allreduce, as in "
+             "the torch runner (default 25; 0: never)")
     add("--methods", nargs="+", default=["horovod", "wagma"],
         help="horovod and wagma[:key=value,...] specs; horovod is always run")
     harness.add_pattern_args(p, one_pattern=False)
@@ -122,7 +125,15 @@ def train(spec, j, task, seed, args, k):
         b = batches[i % len(batches)]
         time.sleep(sched[i % len(sched), rank])   # mlp: compute_scale 1
         step(k["x"][b], k["y"][b])
-    steps, wall = clocked_run(comm, budget, snaps, one_step, lockstep, synced)
+    evaluation = None
+    if args.eval_every:
+        x0, y0 = k["x"][batches[0]], k["y"][batches[0]]
+        evaluation = Evaluation(
+            args.eval_every, lambda: float(loss_fn(y0, model(x0, training=False))),
+            lambda values: k["hvd_tf"].allreduce(
+                tf.constant(values, tf.float64), op=k["hvd_tf"].Sum,
+                name="tta.eval").numpy().tolist())
+    steps, wall = clocked_run(comm, budget, snaps, one_step, lockstep, synced, evaluation)
     if not lockstep:
         opt.join()
     snaps.finish()

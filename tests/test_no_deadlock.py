@@ -12,7 +12,7 @@ max_staleness.
 import pytest
 
 SCENARIOS = ["allreduce:1", "allreduce:7", "allreduce:25", "allreduce:60",
-             "checkpoint:20", "sync:30", "join:10", "wjoin:10"]
+             "checkpoint:20", "sync:30", "late:20", "join:10", "wjoin:10"]
 
 
 def check_stats(run, tau):

@@ -19,7 +19,11 @@ Usage: collectives_midrun.py PATTERN STEPS SCENARIO [SCENARIO ...]
                             the others' rounds with its final model, and Horovod's
                             join runs beside it);
             sync:K          the optimizer's sync() every K steps, then an
-                            hvd.allreduce of the parameter checksum.
+                            hvd.allreduce of the parameter checksum;
+            late:K          every K steps a new WAGMA stream (wait-avoiding global
+                            rounds) is created at the same step count on every rank
+                            and called three times in a row: round 0 registers it,
+                            rounds 1 and 2 are activated right after.
 Scenarios run one after the other in this launch, each with a fresh optimizer.
 """
 import random
@@ -33,6 +37,7 @@ import horovod.torch as hvd_plain  # the collectives come from Horovod itself
 from common import emit
 
 import horovod_wagma.torch as hvd
+from horovod_wagma.common import engine_lib
 from horovod_wagma.torch import DistributedWagmaOptimizer
 
 BASE_S, DELAY_S, SLOW_FACTOR, HELD_S, TAU = 0.002, 0.02, 3.0, 1.5, 5
@@ -93,6 +98,13 @@ def run(index, scenario):
                 root_rank=0, name=f"ckpt{index}")
             assert state["step"] == step
             collectives += 1
+        elif kind == "late" and (step + 1) % k == 0:
+            v = torch.full((64,), float(rank))
+            for _ in range(3):
+                v = hvd.group_allreduce(v, name=f"late{index}.{step}", sync_period=3,
+                                        global_rounds="wait_avoiding")
+            assert abs(float(v.mean()) - (size - 1) / 2) < 1e-3 * size, float(v.mean())
+            collectives += 1
         elif kind == "sync" and (step + 1) % k == 0:
             opt.sync()
             flat = torch.cat([p.detach().flatten() for p in model.parameters()])
@@ -112,7 +124,7 @@ def run(index, scenario):
     print(f"rank {rank}: {scenario} done ({my_steps} steps)", flush=True)
     return dict(scenario=scenario, steps=my_steps, collectives=collectives,
                 collective_s=collective_s, step_wait_s=step_wait_s, last_joined=last,
-                stream=stats)
+                stream=stats, early_activations=engine_lib.stats()["early_activations"])
 
 
 results = [run(i, s) for i, s in enumerate(scenarios)]
