@@ -36,6 +36,12 @@ steps each completed in the timed window) x B / window seconds. Two kinds of win
   at the deadline is finished but not counted); then it calls the optimizer's
   ``join()``, so that no rank waits forever for one that has stopped, and a barrier.
   The join is outside the window. samples/s = (sum of the counted steps) x B / W.
+* ``wagma_loop`` (the optimizer's defaults in a user's loop) keeps every rank at the
+  same step count like a lockstep method, but through Horovod: ``hvd.barrier()``
+  after the warm-up, N steps, then ``hvd.allreduce`` of each rank's rate; rank 0's
+  wall time from the barrier to that allreduce's return is the window. Before the
+  staleness bound left stale values out, this loop could deadlock (a rank in the
+  allreduce, a slower one's round waiting for that rank's app).
   **The rule for W:** ``--window`` seconds when given; otherwise the wall time that
   the blocking ``wagma`` method took for its N steps in the same trial (so
   ``wagma_wa`` without ``--window`` needs ``wagma`` in ``--methods``; methods run in
