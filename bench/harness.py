@@ -285,6 +285,9 @@ def ideals(sched, tau):
     samples = steps * P * BATCH
     return {"no_wait": no_wait_rate(sched.mean(axis=0)),
             "ideal": samples / ideal_time(sched, tau),
+            # The same N steps on every rank, waiting once at the end (wagma_loop's
+            # bound): the rank with the most compute in total sets the time.
+            "equal_steps": samples / float(sched.sum(axis=0).max()),
             "lockstep": samples / float(sched.max(axis=1).sum())}
 
 
@@ -671,7 +674,8 @@ def report(bench, args, P, S, trials, ideal, elapsed):
           f"tau={args.sync_period}, batch {BATCH}/rank, median of {args.trials} (methods "
           f"{elapsed:.0f} s)")
     print(f"  ideals (nominal schedule, samples/s): no-wait {ideal['no_wait']:.0f}; wait "
-          f"only at global rounds {ideal['ideal']:.0f}; sync every step "
+          f"only at global rounds {ideal['ideal']:.0f}; the same steps on every rank, "
+          f"one wait at the end {ideal['equal_steps']:.0f}; sync every step "
           f"{ideal['lockstep']:.0f}")
     print(f"  window: lockstep methods {args.steps} steps between barriers; wagma_wa "
           + (f"{args.window:g} s (--window)" if args.window else

@@ -356,7 +356,8 @@ void Engine::ReportAwayApps() {
     for (const auto& r : s.rounds) app_in_call = app_in_call || (r.second.call && !r.second.completed);
     if (app_in_call) continue;
     const double away_s = std::chrono::duration<double>(now - s.app_called_at).count();
-    if (away_s < warning_s ||
+    const double since_left_out_s = std::chrono::duration<double>(now - s.left_out_at).count();
+    if (away_s < warning_s || since_left_out_s > warning_s ||
         std::chrono::duration<double>(now - s.app_away_warned_at).count() < warning_s) {
       continue;
     }

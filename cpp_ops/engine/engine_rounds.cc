@@ -144,7 +144,10 @@ void Engine::JoinPassively(Stream& s, int64_t round) {
       ++st.age_histogram[age];  // a joined rank's final model has no age
     }
   }
-  if (rs.left_out) ++s.left_out_since_app_call;
+  if (rs.left_out) {
+    ++s.left_out_since_app_call;
+    s.left_out_at = std::chrono::steady_clock::now();
+  }
   if (timeline_.enabled()) {
     timeline_.Instant(Timeline::kEngine, "join", "passive_join", rs.joined_at_us,
                       "\"stream\":\"" + JsonEscape(s.spec.name) + "\",\"round\":" +

@@ -91,6 +91,9 @@ struct Stream {
   // its engine is left out is reported by name (nobody waits for it).
   std::chrono::steady_clock::time_point app_called_at;
   int64_t left_out_since_app_call = 0;
+  // The latest such join: the peers still run the stream (a stream the app is done
+  // with, e.g. a finished optimizer's, is not reported).
+  std::chrono::steady_clock::time_point left_out_at;
   std::chrono::steady_clock::time_point app_away_warned_at;
   int64_t last_joined_round = -1;  // for the goodbye: rounds this rank still serves
   const void* published = nullptr;  // published_copy, or an app input in flight
