@@ -681,7 +681,6 @@ void Engine::OnAssign(const std::string& name, int stream_id) {
   if (early == early_activations_.end()) return;
   std::vector<EarlyActivation> replay = std::move(early->second);
   early_activations_.erase(early);
-  early_activations_held_ -= replay.size();
   for (const EarlyActivation& a : replay) OnActivate(a.source, stream_id, a.round, a.payload);
 }
 
@@ -708,14 +707,14 @@ void Engine::OnActivate(int source, int stream_id, int64_t round, const std::str
     // has not reached the stream's round 0 yet): keep it for OnAssign. Bounded, since
     // a peer activates at most a few rounds past round 0 before this rank must enter.
     constexpr size_t kMaxEarly = size_t(1) << 16;
-    if (early_activations_held_ >= kMaxEarly) {
+    std::vector<EarlyActivation>& early = early_activations_[stream_id];
+    if (early.size() >= kMaxEarly) {
       throw std::runtime_error("more than " + std::to_string(kMaxEarly) +
-                               " activations arrived for streams this rank was never "
-                               "assigned (latest: stream id " + std::to_string(stream_id) +
-                               " from rank " + std::to_string(source) + ")");
+                               " activations arrived for stream id " +
+                               std::to_string(stream_id) + ", which this rank was never "
+                               "assigned (latest from rank " + std::to_string(source) + ")");
     }
-    early_activations_[stream_id].push_back(EarlyActivation{source, round, payload});
-    ++early_activations_held_;
+    early.push_back(EarlyActivation{source, round, payload});
     std::lock_guard<std::mutex> lock(stats_mu_);
     ++stats_.early_activations;
     return;

@@ -226,7 +226,6 @@ class Engine {
     std::string payload;
   };
   std::map<int, std::vector<EarlyActivation>> early_activations_;
-  size_t early_activations_held_ = 0;
   int64_t in_flight_ = 0;
   // Reductions given up on (a peer left or stalled): their receives are cancelled,
   // their sends may never complete, so their buffers are kept rather than reused.

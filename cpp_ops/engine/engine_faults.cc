@@ -352,8 +352,9 @@ void Engine::ReportAwayApps() {
   for (auto& kv : streams_) {
     Stream& s = kv.second;
     if (s.left_out_since_app_call == 0) continue;
-    bool app_in_call = false;
-    for (const auto& r : s.rounds) app_in_call = app_in_call || (r.second.call && !r.second.completed);
+    const bool app_in_call = std::any_of(s.rounds.begin(), s.rounds.end(), [](const auto& r) {
+      return r.second.call && !r.second.completed;
+    });
     if (app_in_call) continue;
     const double away_s = std::chrono::duration<double>(now - s.app_called_at).count();
     const double since_left_out_s = std::chrono::duration<double>(now - s.left_out_at).count();
