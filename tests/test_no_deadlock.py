@@ -4,7 +4,9 @@ on every rank runs to its end under stragglers.
 
 The old rule made a round whose member's value was older than max_staleness wait for
 that member's app; that app could itself be waiting in a Horovod collective for the
-rank waiting in the round. The rule now leaves the stale value out of the average.
+rank waiting in the round. The rule now leaves the stale value out of the average
+when its app is also behind in steps, and counts it when its app is ahead (it waits
+in the collective while a lagging rank drives the rounds).
 Each launch runs several scenarios (workers/collectives_midrun.py); a hang fails the
 test through mpirun's timeout, and the stats must show no contribution older than
 max_staleness.
@@ -44,14 +46,13 @@ def test_horovod_collectives_mid_run_finish(mpi, np_, pattern):
     # Horovod's join and WAGMA's: the last rank to join is the one with the most steps.
     for name in ("join:10", "wjoin:10"):
         assert {sc["last_joined"] for sc in scenarios[name].values()} == {np_ - 1}, name
-    # The ranks drifted apart by more than max_staleness rounds (left-out values
-    # appear only then) where the collectives are sparse: the runs exercised the case
-    # that used to wait for an app.
-    left_out = sum(sc["stream"]["rounds_left_out"]
-                   for name in ("allreduce:60", "join:10")
-                   for sc in scenarios[name].values())
-    assert left_out > 0, {n: [sc["stream"]["rounds_left_out"] for sc in r.values()]
-                          for n, r in scenarios.items()}
+    # The ranks drifted apart by more than max_staleness rounds where the collectives
+    # are sparse: the runs exercised the case that used to wait for an app. Ranks whose
+    # apps waited in the allreduce while a lagging rank ran on held values old in
+    # rounds but ahead in steps: those counted.
+    kept = sum(sc["stream"]["rounds_kept_ahead"] for sc in scenarios["allreduce:60"].values())
+    assert kept > 0, {n: [sc["stream"]["rounds_kept_ahead"] for sc in r.values()]
+                      for n, r in scenarios.items()}
     if pattern == "persistent":
         # The slow rank skipped rounds its engine served while it computed.
         slow = scenarios["allreduce:60"][np_ - 1]["stream"]
@@ -62,15 +63,16 @@ def test_a_held_back_rank_is_not_waited_for(mpi):
     """The old cycle: the last rank sleeps 1.5 s at step 5 while the others run on to
     the allreduce at step 25. When it wakes it still has 20 steps to run, whose rounds
     its partners' engines must join while their apps wait in the allreduce for it:
-    with values up to 20 rounds old against max_staleness 5. They are left out, and
-    the held rank's steps do not wait for anyone's app."""
+    with values up to 20 rounds old against max_staleness 5. Those apps are ahead in
+    steps, so their values count; the held rank's own value, old in rounds and 20
+    steps behind while it slept, was left out of the others' rounds. The held rank's
+    steps do not wait for anyone's app."""
     run = mpi("collectives_midrun.py", 4, "held", 50, "allreduce:25", timeout=180)
     check_stats(run, tau=run.results[0]["tau"])
     held = 3
-    partners_left_out = sum(run.results[r]["results"][0]["stream"]["rounds_left_out"]
-                            for r in range(held))
-    assert partners_left_out >= 5, [run.results[r]["results"][0]["stream"]
-                                    for r in range(held)]
+    stream = {r: run.results[r]["results"][0]["stream"] for r in range(4)}
+    assert stream[held]["rounds_left_out"] >= 5, stream[held]
+    assert sum(stream[r]["rounds_kept_ahead"] for r in range(held)) >= 5, stream
     # After waking, the held rank's steps (5 .. 24) never waited long for a round:
     # nobody's app was needed (under the old rule each waited for the stall timeout).
     waits = run.results[held]["results"][0]["step_wait_s"][6:25]

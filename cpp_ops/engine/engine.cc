@@ -439,6 +439,7 @@ bool Engine::ProgressRounds() {
       }
       rs.included = rs.reduction->included_count();
       rs.self_included = rs.reduction->self_included();
+      rs.steps_behind = rs.reduction->self_steps_behind();
       rs.reduction.reset();
       rs.completed = true;
       --in_flight_;
@@ -449,6 +450,7 @@ bool Engine::ProgressRounds() {
       }
       // Completion on the inspector means every member contributed.
       if (rs.members[0] == rank_) stalls_->Forget(s.id, round);
+      if (rs.passive) CountPassiveContribution(s, rs);
       if (timeline_.enabled()) {
         std::string members;
         for (int m : rs.members) members += (members.empty() ? "" : ",") + std::to_string(m);
@@ -637,6 +639,7 @@ void Engine::HandleRequest(Request req) {
   }
   s.app_called_at = std::chrono::steady_clock::now();
   s.left_out_since_app_call = 0;
+  ++s.app_calls;
   const int64_t round = TakeAppRound(s);
   RoundState& rs = GetRound(s, round);
   rs.call = AppCall{req.enqueued, req.enqueued_us, req.handle, req.input, req.output,

@@ -142,12 +142,16 @@ class Engine {
   bool IsSoloRound(const Stream& s, int64_t round) const;
   void EnterRound(Stream& s, RoundState& rs);
   // Wait-avoiding global rounds: a passive join of `round` would contribute a value
-  // older than max_staleness rounds, so it is left out of the mean (never waited for).
-  bool LeftOutWhenPassive(const Stream& s, int64_t round) const;
+  // older than max_staleness rounds, a candidate for leaving out (never waited for).
+  bool StaleInRounds(const Stream& s, int64_t round) const;
+  // Stats of a completed passive round: left out, or the age of its value.
+  void CountPassiveContribution(Stream& s, RoundState& rs);
   void JoinRound(Stream& s, RoundState& rs, const void* contribution, bool activate);
   void JoinPassively(Stream& s, int64_t round);
   // Writes the app's output, publishes it, completes the handle, forgets the round.
   void FinishAppRound(Stream& s, int64_t round);
+  // Rounds after `round` that the engine joined passively (the "local" rule's bases).
+  std::vector<RoundState*> LaterPassiveRounds(Stream& s, int64_t round);
   // By reference for app inputs, by copy for outputs (see stream_state.h).
   void Publish(Stream& s, const void* value, int64_t version, bool copy);
   // The app may free an input it gets back with an error: stop referencing it.

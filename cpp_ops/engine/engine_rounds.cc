@@ -103,7 +103,7 @@ void Engine::EnterRound(Stream& s, RoundState& rs) {
   }
 }
 
-bool Engine::LeftOutWhenPassive(const Stream& s, int64_t round) const {
+bool Engine::StaleInRounds(const Stream& s, int64_t round) const {
   // A rank that joined (or is leaving) serves its final model: it has no app whose
   // progress the bound is about, so its value always counts.
   if (!s.spec.config.wait_avoiding_global() || self_joined_ || leaving_) return false;
@@ -120,14 +120,13 @@ void Engine::JoinPassively(Stream& s, int64_t round) {
     return;
   }
   rs.passive = true;
-  rs.left_out = LeftOutWhenPassive(s, round);
+  rs.stale_in_rounds = StaleInRounds(s, round);
+  rs.age_rounds = round - s.last_app_round;
   rs.passive_contribution = pool_.Copy(s.published, s.spec.num_bytes());
   JoinRound(s, rs, rs.passive_contribution.data(), /*activate=*/false);
   // The published value belongs to round published_version / 2 (its input or
   // output); an output of round r - 1 is fresh (0 rounds stale).
   const int64_t staleness = std::max<int64_t>(0, round - 1 - s.published_version / 2);
-  // Its age in the sense of max_staleness: rounds since the app last entered.
-  const int64_t age = round - s.last_app_round;
   {
     std::lock_guard<std::mutex> lock(stats_mu_);
     ++stats_.passive_joins;
@@ -137,23 +136,39 @@ void Engine::JoinPassively(Stream& s, int64_t round) {
     ++st.passive_joins;
     st.staleness_sum += staleness;
     st.staleness_max = std::max(st.staleness_max, staleness);
-    if (rs.left_out) {
-      ++st.rounds_left_out;
-      ++stats_.rounds_left_out;
-    } else if (!self_joined_) {
-      ++st.age_histogram[age];  // a joined rank's final model has no age
-    }
-  }
-  if (rs.left_out) {
-    ++s.left_out_since_app_call;
-    s.left_out_at = std::chrono::steady_clock::now();
   }
   if (timeline_.enabled()) {
     timeline_.Instant(Timeline::kEngine, "join", "passive_join", rs.joined_at_us,
                       "\"stream\":\"" + JsonEscape(s.spec.name) + "\",\"round\":" +
                           std::to_string(round) + ",\"staleness\":" +
-                          std::to_string(staleness) + ",\"age\":" + std::to_string(age) +
-                          ",\"left_out\":" + (rs.left_out ? "true" : "false"));
+                          std::to_string(staleness) + ",\"age\":" +
+                          std::to_string(rs.age_rounds) + ",\"stale_in_rounds\":" +
+                          (rs.stale_in_rounds ? "true" : "false"));
+  }
+}
+
+void Engine::CountPassiveContribution(Stream& s, RoundState& rs) {
+  // Decided by every member alike once the inclusion messages were exchanged.
+  rs.left_out = s.spec.config.wait_avoiding_global() && !rs.self_included;
+  // Its age in the sense of max_staleness: rounds since the app last entered, or the
+  // steps its app is behind the round's most advanced member, whichever is smaller.
+  const int64_t age = std::min(rs.age_rounds, rs.steps_behind);
+  {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    StreamStats& st = stream_stats_[s.spec.name];
+    if (rs.left_out) {
+      ++st.rounds_left_out;
+      ++stats_.rounds_left_out;
+    } else if (rs.stale_in_rounds) {
+      ++st.rounds_kept_ahead;
+    }
+    if (!rs.left_out && !self_joined_) {
+      ++st.age_histogram[s.spec.config.wait_avoiding_global() ? age : rs.age_rounds];
+    }
+  }
+  if (rs.left_out) {
+    ++s.left_out_since_app_call;
+    s.left_out_at = std::chrono::steady_clock::now();
   }
 }
 
@@ -203,8 +218,13 @@ void Engine::JoinRound(Stream& s, RoundState& rs, const void* contribution, bool
   args.contribution = contribution;
   // The app's own contribution under the plain mean (global rounds, or 'fresh' and
   // 'local' with c = x) makes m the answer: reduce straight into the output.
+  // Not for in-place calls where the engine may join later rounds passively: those
+  // copy the app's input (published by reference) while this round is in flight, and
+  // the "local" rule needs x intact when this round finishes.
+  const bool passive_joins = s.spec.config.wait_avoiding || s.spec.config.wait_avoiding_global();
   rs.mean_in_output = rs.call && contribution == rs.call->input &&
-                      (rs.plan.global || s.spec.config.averaging != Averaging::kPaper);
+                      (rs.plan.global || s.spec.config.averaging != Averaging::kPaper) &&
+                      !(passive_joins && rs.call->output == rs.call->input);
   if (rs.mean_in_output) {
     args.result = rs.call->output;
   } else {
@@ -215,7 +235,9 @@ void Engine::JoinRound(Stream& s, RoundState& rs, const void* contribution, bool
   args.cut = &cut_;
   // Any member's value may be left out in this mode, so every round shares the flags.
   args.share_inclusion = s.spec.config.wait_avoiding_global();
-  args.included = !rs.left_out;
+  args.steps = s.app_calls;
+  args.stale_in_rounds = rs.stale_in_rounds;
+  args.max_staleness = s.spec.config.max_staleness;
   rs.reduction = MakeGroupReduction(std::move(args), thresholds_);
   rs.reduction->Start();
   {
@@ -244,6 +266,17 @@ void Engine::FinishAppRound(Stream& s, int64_t round) {
       rs.self_included &&
       (rs.contribution == x || std::memcmp(rs.contribution, x, bytes) == 0);
   const Averaging rule = s.spec.config.averaging;
+  // "local": later rounds joined passively took c before this round's output replaced
+  // x in the app's model. Counting x - c as the app's own progress there would apply
+  // this correction (output - x) a second time; repeated, that makes the ranks'
+  // deviations from the mean grow instead of shrink. Their bases take it: base += out
+  // - x, in two passes because out may be x's own buffer (in-place calls).
+  std::vector<RoundState*> later;
+  if (rule == Averaging::kLocal && !rs.mean_in_output) later = LaterPassiveRounds(s, round);
+  for (RoundState* r : later) {
+    if (r->local_base.empty()) r->local_base = pool_.Copy(r->contribution, bytes);
+    AddScaled(s.spec.dtype, x, -1, n, r->local_base.data());
+  }
   if (rs.mean_in_output) {
     // already there
   } else if (rs.plan.global && (contributed_x || !s.spec.config.wait_avoiding_global())) {
@@ -257,11 +290,14 @@ void Engine::FinishAppRound(Stream& s, int64_t round) {
   } else if (contributed_x) {
     std::memcpy(out, rs.mean.data(), bytes);  // c == x: the plain group mean
   } else {
-    // fresh: m + (x - c) / g; local: m + (x - c), left out or not: the member takes
-    // the mean and keeps its own progress since the value its engine held.
-    const int divisor = rule == Averaging::kLocal ? 1 : g;
-    FreshCorrection(s.spec.dtype, rs.mean.data(), rs.contribution, x, divisor, n, out);
+    // fresh: m + (x - c) / g, which replaces c by x in the sum. local: m + (x - base),
+    // left out or not: the member takes the mean and keeps its own progress since
+    // the value its engine held, without the corrections it already applied since.
+    const bool local = rule == Averaging::kLocal;
+    const void* base = local && !rs.local_base.empty() ? rs.local_base.data() : rs.contribution;
+    FreshCorrection(s.spec.dtype, rs.mean.data(), base, x, local ? 1 : g, n, out);
   }
+  for (RoundState* r : later) AddScaled(s.spec.dtype, out, +1, n, r->local_base.data());
   // Published even without wait-avoidance: a rank that joins serves its final
   // model from here, and the app may reuse its input as soon as it has the output.
   Publish(s, out, 2 * round + 1, /*copy=*/true);
@@ -287,6 +323,14 @@ void Engine::FinishAppRound(Stream& s, int64_t round) {
   }
   s.rounds.erase(round);
   handles_.Complete(handle, "", s.spec.name, global, round);
+}
+
+std::vector<RoundState*> Engine::LaterPassiveRounds(Stream& s, int64_t round) {
+  std::vector<RoundState*> later;
+  for (auto it = s.rounds.upper_bound(round); it != s.rounds.end(); ++it) {
+    if (it->second.joined && it->second.passive) later.push_back(&it->second);
+  }
+  return later;
 }
 
 void Engine::Publish(Stream& s, const void* value, int64_t version, bool copy) {

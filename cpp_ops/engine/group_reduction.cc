@@ -47,33 +47,47 @@ void GroupReduction::PostSend(const void* buf, size_t bytes, int member_index) {
 
 void GroupReduction::PostInclusionReceives() {
   const int g = group_size();
-  inclusion_.assign(static_cast<size_t>(g), 1);
+  inclusion_.assign(static_cast<size_t>(g), 0);
   if (!args_.share_inclusion) return;
-  inclusion_[static_cast<size_t>(args_.my_index)] = args_.included ? 1 : 0;
+  inclusion_[static_cast<size_t>(args_.my_index)] =
+      args_.stale_in_rounds ? -args_.steps - 1 : args_.steps;
   for (int j = 0; j < g; ++j) {
-    if (j != args_.my_index) PostReceive(&inclusion_[static_cast<size_t>(j)], 1, j);
+    if (j != args_.my_index)
+      PostReceive(&inclusion_[static_cast<size_t>(j)], sizeof(int64_t), j);
   }
 }
 
 void GroupReduction::PostInclusionSends() {
   if (!args_.share_inclusion) return;
   for (int j = 0; j < group_size(); ++j) {
-    if (j != args_.my_index) PostSend(&inclusion_[static_cast<size_t>(args_.my_index)], 1, j);
+    if (j != args_.my_index)
+      PostSend(&inclusion_[static_cast<size_t>(args_.my_index)], sizeof(int64_t), j);
   }
 }
 
 int GroupReduction::KeepIncluded(std::vector<const void*>* srcs) {
+  included_count_ = static_cast<int>(srcs->size());
+  if (!args_.share_inclusion) return included_count_;
+  // Every member decodes the same messages, so every member keeps the same set.
+  const auto steps_of = [](int64_t code) { return code < 0 ? -code - 1 : code; };
+  int64_t most = 0;
+  for (int64_t code : inclusion_) most = std::max(most, steps_of(code));
+  // Old in rounds alone is not enough: an app that waits (in a Horovod collective,
+  // say) while one lagging rank drives the rounds holds a value old in rounds, yet
+  // ahead in training. Leaving it out would leave the lagging rank averaging alone.
+  const auto included = [&](int64_t code) {
+    return code >= 0 || most - steps_of(code) <= args_.max_staleness;
+  };
   std::vector<const void*> kept;
   for (size_t j = 0; j < srcs->size(); ++j) {
-    if (inclusion_.empty() || inclusion_[j]) kept.push_back((*srcs)[j]);
+    if (included(inclusion_[j])) kept.push_back((*srcs)[j]);
   }
-  // Every member left out cannot happen while the activator's app value is fresh;
-  // should it, the plain mean of everyone beats an empty one.
-  const bool none = kept.empty();
-  if (!none) srcs->swap(kept);
+  // The most advanced member is always kept, so `kept` is never empty.
+  srcs->swap(kept);
+  const int64_t mine = inclusion_[static_cast<size_t>(args_.my_index)];
   included_count_ = static_cast<int>(srcs->size());
-  self_included_ = none || inclusion_.empty() ||
-                   inclusion_[static_cast<size_t>(args_.my_index)] != 0;
+  self_included_ = included(mine);
+  self_steps_behind_ = most - steps_of(mine);
   return included_count_;
 }
 

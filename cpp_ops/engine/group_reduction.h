@@ -15,12 +15,14 @@
 //    Abandon() knows which requests are receives: the first `receives_`;
 //  * a message to or from a peer on another node may travel as several MPI messages
 //    (MessageCut), posted alike on both sides;
-//  * with `share_inclusion`, every member also sends every other member one byte
-//    before its first data message: whether its contribution enters the mean. The
-//    mean is then over the included members only (all of them, should none be), and
-//    every member sees the same flags, so every member divides by the same count.
+//  * with `share_inclusion`, every member also sends every other member 8 bytes
+//    before its first data message: its app's steps and whether its value is older
+//    than max_staleness rounds. Such a value is left out when its app is also more
+//    than max_staleness steps behind the most advanced member. Every member decodes
+//    the same messages, so every member keeps the same set (never empty: the most
+//    advanced member stays) and divides by the same count.
 //    Left-out members still send their data: receivers post data receives before the
-//    flags arrive, and a left-out contribution is rare (DESIGN: max_staleness).
+//    messages arrive, and a left-out contribution is rare (DESIGN: max_staleness).
 #pragma once
 
 #include <mpi.h>
@@ -52,10 +54,15 @@ struct ReductionArgs {
   void* result = nullptr;    // count elements; receives the mean
   BufferPool* pool = nullptr;
   const MessageCut* cut = nullptr;  // how messages are posted; nullptr: never cut
-  // Exchange inclusion flags (wait-avoiding global rounds: a member whose value is
-  // older than max_staleness is left out of the mean but still receives it).
+  // Exchange what decides inclusion (wait-avoiding global rounds: a member whose
+  // value is too old is left out of the mean but still receives it). Only read with
+  // share_inclusion: this member's app steps at its contribution, and whether the
+  // value is older than max_staleness rounds. Such a value is left out when its app
+  // is also more than max_staleness steps behind the round's most advanced member.
   bool share_inclusion = false;
-  bool included = true;  // this member's flag; only read with share_inclusion
+  int64_t steps = 0;
+  bool stale_in_rounds = false;
+  int64_t max_staleness = 0;
 };
 
 class GroupReduction {
@@ -76,6 +83,9 @@ class GroupReduction {
   // whether this member's was one of them.
   int included_count() const { return included_count_; }
   bool self_included() const { return self_included_; }
+  // How many steps this member's app is behind the round's most advanced member's
+  // (0 without share_inclusion).
+  int64_t self_steps_behind() const { return self_steps_behind_; }
 
  protected:
   int group_size() const { return static_cast<int>(args_.members.size()); }
@@ -88,7 +98,7 @@ class GroupReduction {
   void PostReceive(void* buf, size_t bytes, int member_index);
   void PostSend(const void* buf, size_t bytes, int member_index);
   bool StepDone() { return AllRequestsDone(requests_); }
-  // The inclusion flags of the first step (no-ops without share_inclusion): call
+  // The inclusion messages of the first step (no-ops without share_inclusion): call
   // PostInclusionReceives before the step's data receives and PostInclusionSends
   // before its data sends, so that per pair the flag precedes the data.
   void PostInclusionReceives();
@@ -104,9 +114,12 @@ class GroupReduction {
   std::vector<MPI_Request> requests_;  // this step's: receives first
   size_t receives_ = 0;
   int64_t messages_cut_ = 0;
-  std::vector<uint8_t> inclusion_;  // by member index, valid once the first step is done
+  // By member index, valid once the first step is done: steps, negated minus one for a
+  // value older than max_staleness rounds (one 8-byte message per pair).
+  std::vector<int64_t> inclusion_;
   int included_count_ = 0;
   bool self_included_ = true;
+  int64_t self_steps_behind_ = 0;
 };
 
 // Where the algorithms change over (HOROVOD_WAGMA_SMALL_BYTES and

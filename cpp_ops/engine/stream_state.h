@@ -49,8 +49,13 @@ struct RoundState {
 
   bool joined = false;
   bool passive = false;      // joined by the engine on an activation
-  // Passive, with a value older than max_staleness (wait-avoiding global rounds): the
-  // contribution stays out of the mean, and this rank still receives it.
+  // Passive, with a value older than max_staleness rounds (wait-avoiding global
+  // rounds): `age_rounds` since the app last entered. Left out of the mean (this rank
+  // still receives it) when its app is also more than max_staleness steps behind the
+  // round's most advanced member (`steps_behind`, known once completed).
+  bool stale_in_rounds = false;
+  int64_t age_rounds = 0;
+  int64_t steps_behind = 0;
   bool left_out = false;
   // Once completed: how many members the mean is over, and whether this rank is one.
   int included = 0;
@@ -59,6 +64,11 @@ struct RoundState {
   int64_t joined_at_us = 0;  // Timeline clock
   const void* contribution = nullptr;  // c: the app's input, or passive_contribution
   Buffer passive_contribution;         // copy of the published value at a passive join
+  // The "local" rule's base for a passive contribution c: c plus every correction
+  // (output - input) the app applied after c was taken. The app's own progress since c
+  // is x - base, not x - c: c may be the input of an app round still in flight, whose
+  // output then replaced it in the app's model. Empty while no correction came.
+  Buffer local_base;
   std::unique_ptr<GroupReduction> reduction;  // set while in flight
 
   bool completed = false;
@@ -86,6 +96,7 @@ struct Stream {
   // The round the app last entered (or, skipping, was served by): a passive join's
   // contribution is that many rounds old (DESIGN.md §3, staleness in rounds of age).
   int64_t last_app_round = -1;
+  int64_t app_calls = 0;  // the app's steps on this stream: staleness in steps
   // When the app last called the stream, and how many rounds its engine has since
   // joined with a value left out of the mean: a live rank whose app stays away while
   // its engine is left out is reported by name (nobody waits for it).

@@ -24,6 +24,7 @@ std::string StreamStatsJson(const std::map<std::string, StreamStats>& stats) {
     out += ",\"errors\":" + std::to_string(s.errors);
     out += ",\"rounds_skipped\":" + std::to_string(s.rounds_skipped);
     out += ",\"rounds_left_out\":" + std::to_string(s.rounds_left_out);
+    out += ",\"rounds_kept_ahead\":" + std::to_string(s.rounds_kept_ahead);
     out += ",\"age_histogram\":{";
     bool first_age = true;
     for (const auto& age : s.age_histogram) {

@@ -25,11 +25,18 @@ struct StreamStats {
   // Wait-avoiding global rounds: rounds the app skipped because its engine had
   // already served them (and a newer one) while the app computed.
   int64_t rounds_skipped = 0;
-  // Rounds this rank's engine joined with a value older than max_staleness: its value
-  // was left out of the mean (it still received the mean). Nobody waited for its app.
+  // Rounds this rank's engine joined with a value older than max_staleness rounds
+  // whose app was also more than max_staleness steps behind the round's most advanced
+  // member: its value was left out of the mean (it still received the mean). Nobody
+  // waited for its app.
   int64_t rounds_left_out = 0;
+  // Rounds joined with a value older than max_staleness rounds that still counted: its
+  // app was not that far behind in steps (it waited, e.g. in a Horovod collective,
+  // while a lagging rank drove the rounds).
+  int64_t rounds_kept_ahead = 0;
   // Passive joins whose value entered the mean, by contribution age (rounds since the
-  // app last entered the stream): never above max_staleness.
+  // app last entered the stream, or steps its app was behind the round's most
+  // advanced member, whichever is smaller): never above max_staleness.
   std::map<int64_t, int64_t> age_histogram;
 };
 

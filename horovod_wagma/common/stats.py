@@ -12,14 +12,22 @@ For each stream (one name = one tensor):
                             because its engine had served them, and a newer one,
                             while it computed;
   rounds_left_out           (wait-avoiding global rounds) rounds this engine joined
-                            with a value older than max_staleness: the value was left
-                            out of the average, and this rank still received it.
-                            Nobody ever waits for a rank's app in this mode;
+                            with a value older than max_staleness rounds while its
+                            app was also more than max_staleness steps behind the
+                            round's most advanced member: the value was left out of
+                            the average, and this rank still received it. Nobody
+                            ever waits for a rank's app in this mode;
+  rounds_kept_ahead         (wait-avoiding global rounds) rounds joined with a value
+                            older than max_staleness rounds that still counted,
+                            because its app was not that far behind in steps (it
+                            waited, e.g. in a Horovod collective, while a lagging
+                            rank drove the rounds);
   contribution_age_mean/_max/_histogram
                             passive joins whose value entered the average, by age:
                             rounds between the app's last entry into the stream and
-                            the round joined (never above max_staleness with
-                            wait-avoiding global rounds).
+                            the round joined, or (wait-avoiding global rounds) the
+                            steps its app was behind the round's most advanced
+                            member if fewer (never above max_staleness then).
 """
 from horovod_wagma.common import engine_lib
 
@@ -41,6 +49,7 @@ def _readable(raw):
         "errors": raw["errors"],
         "rounds_skipped": raw["rounds_skipped"],
         "rounds_left_out": raw["rounds_left_out"],
+        "rounds_kept_ahead": raw["rounds_kept_ahead"],
         "contribution_age_mean": sum(a * n for a, n in ages.items()) / aged if aged else 0.0,
         "contribution_age_max": max(ages) if ages else 0,
         "contribution_age_histogram": dict(sorted(ages.items())),
