@@ -366,7 +366,7 @@ void Engine::ReportAwayApps() {
     std::fprintf(stderr,
                  "[horovod_wagma rank %d] stall: the application of rank %d has not called "
                  "stream '%s' for %.0f s (its last round: %lld); its engine joined %lld later "
-                 "round(s) with a value older than max_staleness=%d, left out of the average. "
+                 "round(s) with a value too old (max_staleness=%d), left out of the average. "
                  "Nobody waits for it: the other ranks go on. If rank %d is stuck, look "
                  "there; if it waits in a Horovod collective, the others will reach it.\n",
                  rank_, rank_, NameForMessage(s.spec.name).c_str(), away_s,

@@ -1,0 +1,44 @@
+"""The optimizer's defaults on a non-IID quadratic, with the last rank persistently
+slower and a Horovod allreduce every K steps: between collectives the fast ranks run
+ahead and then wait in the allreduce while the slow rank runs its remaining steps.
+
+Rank r's loss is 0.5 * ||w - t_r||^2 with t_r = P * e_r (its own coordinate), so the
+average loss is minimised by w = 1 everywhere and a rank that trains alone heads for
+P in its own coordinate. Each rank reports its final w (before a final sync) and the
+model stream's stats.
+
+Usage: drift_consensus.py STEPS K
+"""
+import sys
+import time
+
+import torch
+import horovod.torch as hvd_plain
+
+from common import emit
+
+import horovod_wagma.torch as hvd
+from horovod_wagma.torch import DistributedWagmaOptimizer
+
+BASE_S, SLOW_S = 0.002, 0.006
+
+steps, every = int(sys.argv[1]), int(sys.argv[2])
+hvd.init()
+rank, size = hvd.rank(), hvd.size()
+torch.set_num_threads(1)
+w = torch.nn.Parameter(torch.zeros(size))
+target = torch.zeros(size)
+target[rank] = size
+opt = DistributedWagmaOptimizer(torch.optim.SGD([w], lr=0.05, momentum=0.9),
+                                named_parameters=[("w", w)])
+for step in range(steps):
+    opt.zero_grad()
+    (0.5 * (w - target).pow(2).sum()).backward()
+    opt.step()
+    time.sleep(BASE_S + (SLOW_S if rank == size - 1 else 0.0))
+    if (step + 1) % every == 0:
+        hvd_plain.allreduce(torch.zeros(1), name=f"metric{step}")
+own = w.detach().tolist()
+stats = hvd.stats(f"{opt._name}.model0")
+opt.sync()
+emit(rank, w=own, synced=w.detach().tolist(), stream=stats)
