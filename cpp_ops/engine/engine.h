@@ -145,7 +145,7 @@ class Engine {
   // older than max_staleness rounds, a candidate for leaving out (never waited for).
   bool StaleInRounds(const Stream& s, int64_t round) const;
   // Stats of a completed passive round: left out, or the age of its value.
-  void CountPassiveContribution(Stream& s, RoundState& rs);
+  void CountPassiveContribution(Stream& s, const RoundState& rs);
   void JoinRound(Stream& s, RoundState& rs, const void* contribution, bool activate);
   void JoinPassively(Stream& s, int64_t round);
   // Writes the app's output, publishes it, completes the handle, forgets the round.

@@ -147,26 +147,26 @@ void Engine::JoinPassively(Stream& s, int64_t round) {
   }
 }
 
-void Engine::CountPassiveContribution(Stream& s, RoundState& rs) {
+void Engine::CountPassiveContribution(Stream& s, const RoundState& rs) {
   // Decided by every member alike once the inclusion messages were exchanged.
-  rs.left_out = s.spec.config.wait_avoiding_global() && !rs.self_included;
-  // Its age in the sense of max_staleness: rounds since the app last entered, or the
-  // steps its app is behind the round's most advanced member, whichever is smaller.
-  const int64_t age = std::min(rs.age_rounds, rs.steps_behind);
+  const bool wa_global = s.spec.config.wait_avoiding_global();
+  const bool left_out = wa_global && !rs.self_included;
+  // Its age in the sense of max_staleness: rounds since the app last entered, or (with
+  // inclusion shared) the steps its app is behind the round's most advanced member,
+  // whichever is smaller.
+  const int64_t age = wa_global ? std::min(rs.age_rounds, rs.steps_behind) : rs.age_rounds;
   {
     std::lock_guard<std::mutex> lock(stats_mu_);
     StreamStats& st = stream_stats_[s.spec.name];
-    if (rs.left_out) {
+    if (left_out) {
       ++st.rounds_left_out;
       ++stats_.rounds_left_out;
-    } else if (rs.stale_in_rounds) {
-      ++st.rounds_kept_ahead;
-    }
-    if (!rs.left_out && !self_joined_) {
-      ++st.age_histogram[s.spec.config.wait_avoiding_global() ? age : rs.age_rounds];
+    } else {
+      if (rs.stale_in_rounds) ++st.rounds_kept_ahead;
+      if (!self_joined_) ++st.age_histogram[age];  // a joined rank's final model has no age
     }
   }
-  if (rs.left_out) {
+  if (left_out) {
     ++s.left_out_since_app_call;
     s.left_out_at = std::chrono::steady_clock::now();
   }

@@ -56,7 +56,6 @@ struct RoundState {
   bool stale_in_rounds = false;
   int64_t age_rounds = 0;
   int64_t steps_behind = 0;
-  bool left_out = false;
   // Once completed: how many members the mean is over, and whether this rank is one.
   int included = 0;
   bool self_included = true;
