@@ -270,9 +270,12 @@ void Engine::FinishAppRound(Stream& s, int64_t round) {
   // x in the app's model. Counting x - c as the app's own progress there would apply
   // this correction (output - x) a second time; repeated, that makes the ranks'
   // deviations from the mean grow instead of shrink. Their bases take it: base += out
-  // - x, in two passes because out may be x's own buffer (in-place calls).
+  // - x, in two passes because out may be x's own buffer (in-place calls). x is intact
+  // here whenever passive rounds exist: JoinRound keeps in-place calls off
+  // mean_in_output in the modes that join passively (TensorFlow's separate output may
+  // take the mean directly; its input stays x).
   std::vector<RoundState*> later;
-  if (rule == Averaging::kLocal && !rs.mean_in_output) later = LaterPassiveRounds(s, round);
+  if (rule == Averaging::kLocal) later = LaterPassiveRounds(s, round);
   for (RoundState* r : later) {
     if (r->local_base.empty()) r->local_base = pool_.Copy(r->contribution, bytes);
     AddScaled(s.spec.dtype, x, -1, n, r->local_base.data());
