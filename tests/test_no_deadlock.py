@@ -125,3 +125,21 @@ def test_a_lagging_rank_keeps_averaging_while_the_others_wait_in_a_collective(mp
     assert sum(run.results[r]["stream"]["rounds_kept_ahead"] for r in range(slow)) > 0
     # After sync() the slow rank's coordinate is no outlier either.
     assert run.results[0]["synced"][slow] < 2.0, run.results[0]["synced"]
+
+
+def test_no_rank_runs_off_after_a_collective_that_a_persistent_straggler_was_late_for(mpi):
+    """A 2x slower rank and a Horovod allreduce every 100 steps. While the others wait
+    there, the slow rank activates rounds that their engines join with their parked
+    values; once back, their apps can skip none of them (the rounds in between, where
+    the slow rank is not their partner, were not joined), so they collect a long run of
+    passive rounds whose contributions predate results they have since applied. The
+    "local" rule then counted their progress since the parked value each time: the
+    previous engine, 3 runs, peaks of |w_i| of 15-39 on the fast ranks, where no
+    rank's own data pulls beyond P = 8. Such a round now takes the "fresh" rule
+    (measured peaks 3.5-4.7)."""
+    run = mpi("drift_consensus.py", 8, 300, 100, 2, timeout=240)
+    peaks = [run.results[r]["peak"] for r in range(8)]
+    assert max(peaks) < 8.0, peaks
+    assert all(run.results[r]["stream"]["contribution_age_max"] <= 10 for r in range(8))
+    # sync() leaves the consensus near the optimum, 1 everywhere.
+    assert max(abs(v - 1.0) for v in run.results[0]["synced"]) < 1.0, run.results[0]["synced"]

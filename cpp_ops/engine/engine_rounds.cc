@@ -219,8 +219,7 @@ void Engine::JoinRound(Stream& s, RoundState& rs, const void* contribution, bool
   // The app's own contribution under the plain mean (global rounds, or 'fresh' and
   // 'local' with c = x) makes m the answer: reduce straight into the output.
   // Not for in-place calls where the engine may join later rounds passively: those
-  // copy the app's input (published by reference) while this round is in flight, and
-  // the "local" rule needs x intact when this round finishes.
+  // copy the app's input (published by reference), which must not be half-written.
   const bool passive_joins = s.spec.config.wait_avoiding || s.spec.config.wait_avoiding_global();
   rs.mean_in_output = rs.call && contribution == rs.call->input &&
                       (rs.plan.global || s.spec.config.averaging != Averaging::kPaper) &&
@@ -265,20 +264,19 @@ void Engine::FinishAppRound(Stream& s, int64_t round) {
   const bool contributed_x =
       rs.self_included &&
       (rs.contribution == x || std::memcmp(rs.contribution, x, bytes) == 0);
-  const Averaging rule = s.spec.config.averaging;
-  // "local": later rounds joined passively took c before this round's output replaced
-  // x in the app's model. Counting x - c as the app's own progress there would apply
-  // this correction (output - x) a second time; repeated, that makes the ranks'
-  // deviations from the mean grow instead of shrink. Their bases take it: base += out
-  // - x, in two passes because out may be x's own buffer (in-place calls). x is intact
-  // here whenever passive rounds exist: JoinRound keeps in-place calls off
-  // mean_in_output in the modes that join passively (TensorFlow's separate output may
-  // take the mean directly; its input stays x).
-  std::vector<RoundState*> later;
-  if (rule == Averaging::kLocal) later = LaterPassiveRounds(s, round);
-  for (RoundState* r : later) {
-    if (r->local_base.empty()) r->local_base = pool_.Copy(r->contribution, bytes);
-    AddScaled(s.spec.dtype, x, -1, n, r->local_base.data());
+  // "local" keeps x - c, the app's progress since its engine took c. That holds only
+  // while the app has applied no round's result since: a passive round it collects
+  // after others (joined ahead, e.g. activated by a faster partner before the app
+  // entered an earlier round, or while the app waited in a Horovod collective) has a
+  // c older than corrections its x now holds. Adding x - c then re-applies them, or,
+  // subtracting them, throws them away: either way, over a run of such rounds a rank
+  // was measured running off to several times its own data's optimum (P=8, a 2x
+  // slower rank, a collective every 100 steps). The fresh rule, (s - c + x) / g, is a
+  // convex combination of x and the others' values: it cannot run off.
+  Averaging rule = s.spec.config.averaging;
+  if (rule == Averaging::kLocal && rs.app_moved_past) rule = Averaging::kFresh;
+  if (s.spec.config.averaging == Averaging::kLocal) {
+    for (RoundState* r : LaterPassiveRounds(s, round)) r->app_moved_past = true;
   }
   if (rs.mean_in_output) {
     // already there
@@ -293,14 +291,12 @@ void Engine::FinishAppRound(Stream& s, int64_t round) {
   } else if (contributed_x) {
     std::memcpy(out, rs.mean.data(), bytes);  // c == x: the plain group mean
   } else {
-    // fresh: m + (x - c) / g, which replaces c by x in the sum. local: m + (x - base),
+    // fresh: m + (x - c) / g, which replaces c by x in the sum. local: m + (x - c),
     // left out or not: the member takes the mean and keeps its own progress since
-    // the value its engine held, without the corrections it already applied since.
+    // the value its engine held.
     const bool local = rule == Averaging::kLocal;
-    const void* base = local && !rs.local_base.empty() ? rs.local_base.data() : rs.contribution;
-    FreshCorrection(s.spec.dtype, rs.mean.data(), base, x, local ? 1 : g, n, out);
+    FreshCorrection(s.spec.dtype, rs.mean.data(), rs.contribution, x, local ? 1 : g, n, out);
   }
-  for (RoundState* r : later) AddScaled(s.spec.dtype, out, +1, n, r->local_base.data());
   // Published even without wait-avoidance: a rank that joins serves its final
   // model from here, and the app may reuse its input as soon as it has the output.
   Publish(s, out, 2 * round + 1, /*copy=*/true);

@@ -4,10 +4,11 @@ ahead and then wait in the allreduce while the slow rank runs its remaining step
 
 Rank r's loss is 0.5 * ||w - t_r||^2 with t_r = P * e_r (its own coordinate), so the
 average loss is minimised by w = 1 everywhere and a rank that trains alone heads for
-P in its own coordinate. Each rank reports its final w (before a final sync) and the
-model stream's stats.
+P in its own coordinate. Each rank reports its final w (before a final sync), the
+largest |w_i| it held at any step (a rank that runs off shows it), and the model
+stream's stats.
 
-Usage: drift_consensus.py STEPS K
+Usage: drift_consensus.py STEPS K [SLOW_FACTOR (4)]
 """
 import sys
 import time
@@ -20,9 +21,9 @@ from common import emit
 import horovod_wagma.torch as hvd
 from horovod_wagma.torch import DistributedWagmaOptimizer
 
-BASE_S, SLOW_S = 0.002, 0.006
-
 steps, every = int(sys.argv[1]), int(sys.argv[2])
+slow_factor = float(sys.argv[3]) if len(sys.argv) > 3 else 4.0
+BASE_S = 0.002
 hvd.init()
 rank, size = hvd.rank(), hvd.size()
 torch.set_num_threads(1)
@@ -31,14 +32,16 @@ target = torch.zeros(size)
 target[rank] = size
 opt = DistributedWagmaOptimizer(torch.optim.SGD([w], lr=0.05, momentum=0.9),
                                 named_parameters=[("w", w)])
+peak = 0.0
 for step in range(steps):
     opt.zero_grad()
     (0.5 * (w - target).pow(2).sum()).backward()
     opt.step()
-    time.sleep(BASE_S + (SLOW_S if rank == size - 1 else 0.0))
+    peak = max(peak, float(w.detach().abs().max()))
+    time.sleep(BASE_S * (slow_factor if rank == size - 1 else 1.0))
     if (step + 1) % every == 0:
         hvd_plain.allreduce(torch.zeros(1), name=f"metric{step}")
 own = w.detach().tolist()
 stats = hvd.stats(f"{opt._name}.model0")
 opt.sync()
-emit(rank, w=own, synced=w.detach().tolist(), stream=stats)
+emit(rank, w=own, peak=peak, synced=w.detach().tolist(), stream=stats)
