@@ -221,6 +221,21 @@ void FreshImpl(const void* m, const void* c, const void* x, int divisor, size_t 
 
 template <class K>
 __attribute__((target_clones("avx2", "default")))
+void AddScaledImpl(const void* a, int scale, size_t n, void* acc) {
+  using T = typename K::Storage;
+  using A = typename K::Acc;
+  A aa[kBlock], ac[kBlock];
+  for (size_t base = 0; base < n; base += kBlock) {
+    const size_t len = std::min(kBlock, n - base);
+    K::LoadN(static_cast<const T*>(a) + base, len, aa);
+    K::LoadN(static_cast<const T*>(acc) + base, len, ac);
+    for (size_t i = 0; i < len; ++i) ac[i] += A(scale) * aa[i];
+    K::StoreN(ac, len, static_cast<T*>(acc) + base);
+  }
+}
+
+template <class K>
+__attribute__((target_clones("avx2", "default")))
 void PaperImpl(const void* m, const void* x, int g, size_t n, void* y) {
   using T = typename K::Storage;
   using A = typename K::Acc;
@@ -257,6 +272,11 @@ template <class K> struct MeanOp {
 template <class K> struct FreshOp {
   static void Run(const void* m, const void* c, const void* x, int d, size_t n, void* y) {
     FreshImpl<K>(m, c, x, d, n, y);
+  }
+};
+template <class K> struct AddScaledOp {
+  static void Run(const void* a, int scale, size_t n, void* acc) {
+    AddScaledImpl<K>(a, scale, n, acc);
   }
 };
 template <class K> struct PaperOp {
@@ -296,6 +316,10 @@ void MeanOf(DataType dtype, const void* const* srcs, int num_srcs, size_t n, voi
 void FreshCorrection(DataType dtype, const void* m, const void* c, const void* x,
                      int divisor, size_t n, void* y) {
   Dispatch<FreshOp>(dtype, m, c, x, divisor, n, y);
+}
+
+void AddScaled(DataType dtype, const void* a, int scale, size_t n, void* acc) {
+  Dispatch<AddScaledOp>(dtype, a, scale, n, acc);
 }
 
 void PaperAverage(DataType dtype, const void* m, const void* x, int group_size, size_t n,

@@ -28,6 +28,10 @@ void MeanOf(DataType dtype, const void* const* srcs, int num_srcs, size_t n, voi
 void FreshCorrection(DataType dtype, const void* m, const void* c, const void* x,
                      int divisor, size_t n, void* y);
 
+// acc[i] += scale * a[i] (scale +1 or -1: the "local" rule's bookkeeping adds an app
+// round's output and subtracts its input, in two passes when they share a buffer).
+void AddScaled(DataType dtype, const void* a, int scale, size_t n, void* acc);
+
 // "paper" rule: y = (g * m + x) / (g + 1).
 void PaperAverage(DataType dtype, const void* m, const void* x, int group_size, size_t n,
                   void* y);

@@ -150,7 +150,7 @@ class Engine {
   void JoinPassively(Stream& s, int64_t round);
   // Writes the app's output, publishes it, completes the handle, forgets the round.
   void FinishAppRound(Stream& s, int64_t round);
-  // Rounds after `round` that the engine joined passively (their c predates its result).
+  // Rounds after `round` that the engine joined passively (the "local" rule's bases).
   std::vector<RoundState*> LaterPassiveRounds(Stream& s, int64_t round);
   // By reference for app inputs, by copy for outputs (see stream_state.h).
   void Publish(Stream& s, const void* value, int64_t version, bool copy);

@@ -219,7 +219,8 @@ void Engine::JoinRound(Stream& s, RoundState& rs, const void* contribution, bool
   // The app's own contribution under the plain mean (global rounds, or 'fresh' and
   // 'local' with c = x) makes m the answer: reduce straight into the output.
   // Not for in-place calls where the engine may join later rounds passively: those
-  // copy the app's input (published by reference), which must not be half-written.
+  // copy the app's input (published by reference) while this round is in flight, and
+  // the "local" rule needs x intact when this round finishes.
   const bool passive_joins = s.spec.config.wait_avoiding || s.spec.config.wait_avoiding_global();
   rs.mean_in_output = rs.call && contribution == rs.call->input &&
                       (rs.plan.global || s.spec.config.averaging != Averaging::kPaper) &&
@@ -264,19 +265,35 @@ void Engine::FinishAppRound(Stream& s, int64_t round) {
   const bool contributed_x =
       rs.self_included &&
       (rs.contribution == x || std::memcmp(rs.contribution, x, bytes) == 0);
-  // "local" keeps x - c, the app's progress since its engine took c. That holds only
-  // while the app has applied no round's result since: a passive round it collects
-  // after others (joined ahead, e.g. activated by a faster partner before the app
-  // entered an earlier round, or while the app waited in a Horovod collective) has a
-  // c older than corrections its x now holds. Adding x - c then re-applies them, or,
-  // subtracting them, throws them away: either way, over a run of such rounds a rank
-  // was measured running off to several times its own data's optimum (P=8, a 2x
-  // slower rank, a collective every 100 steps). The fresh rule, (s - c + x) / g, is a
-  // convex combination of x and the others' values: it cannot run off.
+  // "local" keeps x - base, the app's progress since its engine took c without the
+  // results applied since (below). That forgets those results' corrections, which is
+  // harmless for one (a faster partner activated this round just before the app
+  // entered the previous one: the common case under random imbalance) but not for a
+  // run: after a Horovod collective that a persistently slow rank reached late, the
+  // others' apps collect a long run of rounds their engines joined with the value
+  // parked there (they cannot skip them: rounds in between, without the slow rank,
+  // were not joined), and each reset their model to that value's mean plus all their
+  // steps since. In tests/workers/drift_consensus.py (P=8, a 2x slower rank, an
+  // allreduce every 100 steps) fast ranks' |w_i| peaked at 15-39 where no rank's own
+  // data pulls beyond 8. Past one result, such a round takes the fresh rule, a convex
+  // combination of x and the others' values, which cannot run off. (Fresh for every
+  // such round measured slower under random imbalance: progress divided by g.)
   Averaging rule = s.spec.config.averaging;
-  if (rule == Averaging::kLocal && rs.app_moved_past) rule = Averaging::kFresh;
-  if (s.spec.config.averaging == Averaging::kLocal) {
-    for (RoundState* r : LaterPassiveRounds(s, round)) r->app_moved_past = true;
+  if (rule == Averaging::kLocal && rs.results_since_join > 1) rule = Averaging::kFresh;
+  // "local": later rounds joined passively took c before this round's output replaced
+  // x in the app's model. Counting x - c as the app's own progress there would apply
+  // this correction (output - x) a second time; repeated, that makes the ranks'
+  // deviations from the mean grow instead of shrink. Their bases take it: base += out
+  // - x, in two passes because out may be x's own buffer (in-place calls). x is intact
+  // here whenever passive rounds exist: JoinRound keeps in-place calls off
+  // mean_in_output in the modes that join passively (TensorFlow's separate output may
+  // take the mean directly; its input stays x).
+  std::vector<RoundState*> later;
+  if (s.spec.config.averaging == Averaging::kLocal) later = LaterPassiveRounds(s, round);
+  for (RoundState* r : later) {
+    ++r->results_since_join;
+    if (r->local_base.empty()) r->local_base = pool_.Copy(r->contribution, bytes);
+    AddScaled(s.spec.dtype, x, -1, n, r->local_base.data());
   }
   if (rs.mean_in_output) {
     // already there
@@ -291,12 +308,14 @@ void Engine::FinishAppRound(Stream& s, int64_t round) {
   } else if (contributed_x) {
     std::memcpy(out, rs.mean.data(), bytes);  // c == x: the plain group mean
   } else {
-    // fresh: m + (x - c) / g, which replaces c by x in the sum. local: m + (x - c),
+    // fresh: m + (x - c) / g, which replaces c by x in the sum. local: m + (x - base),
     // left out or not: the member takes the mean and keeps its own progress since
-    // the value its engine held.
+    // the value its engine held, without the corrections it already applied since.
     const bool local = rule == Averaging::kLocal;
-    FreshCorrection(s.spec.dtype, rs.mean.data(), rs.contribution, x, local ? 1 : g, n, out);
+    const void* base = local && !rs.local_base.empty() ? rs.local_base.data() : rs.contribution;
+    FreshCorrection(s.spec.dtype, rs.mean.data(), base, x, local ? 1 : g, n, out);
   }
+  for (RoundState* r : later) AddScaled(s.spec.dtype, out, +1, n, r->local_base.data());
   // Published even without wait-avoidance: a rank that joins serves its final
   // model from here, and the app may reuse its input as soon as it has the output.
   Publish(s, out, 2 * round + 1, /*copy=*/true);

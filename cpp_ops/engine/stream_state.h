@@ -63,10 +63,14 @@ struct RoundState {
   int64_t joined_at_us = 0;  // Timeline clock
   const void* contribution = nullptr;  // c: the app's input, or passive_contribution
   Buffer passive_contribution;         // copy of the published value at a passive join
-  // Passive: the app collected a round's result after c was taken (c predates
-  // corrections its model now holds), so x - c is not the app's own progress and the
-  // "local" rule takes the "fresh" one here (engine_rounds.cc, FinishAppRound).
-  bool app_moved_past = false;
+  // The "local" rule's base for a passive contribution c: c plus every correction
+  // (output - input) the app applied after c was taken. The app's own progress since c
+  // is x - base, not x - c: c may be the input of an app round still in flight, whose
+  // output then replaced it in the app's model. Empty while no correction came.
+  Buffer local_base;
+  // How many results the app applied after c was taken. Past one, the "local" rule
+  // takes the "fresh" one here (engine_rounds.cc, FinishAppRound).
+  int results_since_join = 0;
   std::unique_ptr<GroupReduction> reduction;  // set while in flight
 
   bool completed = false;
