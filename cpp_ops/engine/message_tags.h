@@ -4,8 +4,11 @@
 // (stream, round). Between one pair of ranks, a round's messages are received in the
 // order they are sent (MPI's non-overtaking rule), so a single tag per round suffices
 // for multi-step algorithms. Rounds are taken modulo kRoundWindow: no two rounds of a
-// stream that are kRoundWindow apart can be in flight together, because global rounds
-// keep every rank within sync_period (<= kMaxSyncPeriod) rounds of every other.
+// stream that are kRoundWindow apart can be in flight together. Blocking global
+// rounds keep every rank within sync_period (<= kMaxSyncPeriod) rounds of every
+// other; with wait-avoiding global rounds a lagging app skips to the rounds its engine
+// served, and an engine joins what it is activated for at once, so the rounds in
+// flight anywhere stay near the newest activated one.
 //
 // The control communicator carries small self-describing messages (ControlMessage);
 // its tag is the message kind, and the engine probes it for any tag.

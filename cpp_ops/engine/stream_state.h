@@ -117,8 +117,8 @@ struct Stream {
   // Rounds that completed passively and were dropped because no app will collect them
   // (this rank joined; or, with wait-avoiding global rounds, a newer served round
   // replaced them): late activations must not start them again, and a lagging app
-  // skips them. Bounded: an engine joins at most max_staleness + 1 rounds ahead of its
-  // app, and activations arrive within a few sync periods.
+  // skips them. Bounded by Drop(): what a lagging app may still skip, and otherwise
+  // the recent ones (activations arrive within a few rounds of the newest).
   std::set<int64_t> dropped;
   void Drop(int64_t round) {
     rounds.erase(round);
