@@ -7,7 +7,9 @@ Each ``step()``:
      group allreduce: w_i <- mean of w_j over this step's group G (DESIGN.md §3; a
      member whose engine contributed a stale value gets its fresh one back in);
   3. every ``sync_period`` steps that round is global instead: w_i <- mean over all
-     ranks, bit-identical everywhere. Floating-point ``named_buffers`` (BatchNorm
+     ranks (bit-identical everywhere with blocking global rounds or in lockstep; a
+     rank whose engine served a wait-avoiding one folds its own progress in by the
+     averaging rule). Floating-point ``named_buffers`` (BatchNorm
      statistics) and, with ``average_optimizer_state="on_sync"``, optimizer state are
      averaged then too.
 
