@@ -21,6 +21,12 @@ MPI_ENV = {
 }
 
 
+# Every mpirun the suite starts goes through mpi_command; the total is printed at the
+# end of the run, since launches (Python and framework imports on every rank) are most
+# of the suite's time.
+LAUNCHES = {"mpirun": 0}
+
+
 class MpiRun:
     def __init__(self, proc, results, elapsed):
         self.returncode = proc.returncode
@@ -32,6 +38,7 @@ class MpiRun:
 
 def mpi_command(worker, np_, *args, env=None):
     """(command, environment, results directory) to run a worker on np_ ranks."""
+    LAUNCHES["mpirun"] += 1
     cmd = ["mpirun", "-np", str(np_), "--oversubscribe", "--bind-to", "none",
            sys.executable, os.path.join(WORKERS, worker)] + [str(a) for a in args]
     results_dir = tempfile.mkdtemp(prefix="wagma_test_")
@@ -91,3 +98,17 @@ def framework(request):
 
 def framework_env(framework):
     return {"WAGMA_TEST_FRAMEWORK": framework}
+
+
+MODULE_SECONDS = {}  # test module -> seconds spent in its setup, calls and teardown
+
+
+def pytest_runtest_logreport(report):
+    module = report.nodeid.split("::")[0]
+    MODULE_SECONDS[module] = MODULE_SECONDS.get(module, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter):
+    terminalreporter.write_line(f"mpirun launches: {LAUNCHES['mpirun']}")
+    for module, seconds in sorted(MODULE_SECONDS.items(), key=lambda kv: -kv[1]):
+        terminalreporter.write_line(f"{seconds:8.1f}s  {module}")
