@@ -85,12 +85,44 @@ def run_mpi(worker, np_, *args, timeout=180, env=None, check=True):
     return MpiRun(proc, results, elapsed)
 
 
+class Launch:
+    """One mpirun of a worker that ran several scenarios (workers/common.py:
+    run_scenarios). Module-scoped fixtures hold one; each test reads its scenario."""
+
+    def __init__(self, run):
+        self.run = run
+        self.stderr = run.stderr
+
+    def results(self, scenario):
+        """rank -> the scenario's payload; fails the calling test if the scenario
+        raised on any rank."""
+        errors = {rank: res["errors"][scenario] for rank, res in self.run.results.items()
+                  if scenario in res["errors"]}
+        assert not errors, f"scenario {scenario!r} raised:\n" + "\n".join(
+            f"rank {rank}:\n{tb}" for rank, tb in sorted(errors.items()))
+        return {rank: res["scenarios"][scenario] for rank, res in self.run.results.items()}
+
+    def seconds(self, scenario):
+        """The longest any rank spent in the scenario."""
+        return max(res["seconds"][scenario] for res in self.run.results.values())
+
+
+def run_scenarios(worker, np_, scenarios, timeout, env=None):
+    """Runs tests/workers/<worker>'s `scenarios` in order in one launch on np_ ranks."""
+    return Launch(run_mpi(worker, np_, *scenarios, timeout=timeout, env=env))
+
+
 @pytest.fixture
 def mpi():
     return run_mpi
 
 
-@pytest.fixture(params=["torch", "tensorflow"])
+# TensorFlow launches cost about 10 s of imports per rank: marked, so that
+# `pytest -m "not tf"` skips them.
+FRAMEWORKS = ["torch", pytest.param("tensorflow", marks=pytest.mark.tf)]
+
+
+@pytest.fixture(params=FRAMEWORKS)
 def framework(request):
     """Runs a test once per frontend; workers read WAGMA_TEST_FRAMEWORK."""
     return request.param

@@ -44,3 +44,31 @@ def error(fn):
     except Exception as e:  # noqa: BLE001 - the test inspects the type and text
         return f"{type(e).__name__}: {e}"
     return None
+
+
+def run_scenarios(table, names):
+    """Runs several scenarios in one launch, so that the ranks import Python, the
+    framework and start the engine once rather than once per test.
+
+    `table` maps a scenario's name to a function returning its payload; `names` (the
+    command line) says which ones run, in order. A barrier before each one starts the
+    ranks together, as a fresh launch would, and keeps one scenario's traffic out of
+    the next. A scenario that raises records its traceback and the others still run
+    (if a peer is then stuck in a round, the test's launch timeout ends it). Emits
+    {"scenarios": name -> payload, "errors": name -> traceback, "seconds": name -> s};
+    conftest.Launch gives each test its scenario's results."""
+    import time
+    import traceback
+
+    from mpi4py import MPI
+    comm = MPI.COMM_WORLD
+    payloads, errors, seconds = {}, {}, {}
+    for name in names:
+        comm.Barrier()
+        t0 = time.monotonic()
+        try:
+            payloads[name] = table[name]()
+        except Exception:  # noqa: BLE001 - reported to the scenario's test
+            errors[name] = traceback.format_exc()
+        seconds[name] = time.monotonic() - t0
+    emit(comm.Get_rank(), scenarios=payloads, errors=errors, seconds=seconds)
