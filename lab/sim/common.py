@@ -10,8 +10,9 @@ import json
 import os
 import sys
 
-BENCH = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ROOT = os.path.dirname(BENCH)
+LAB = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(LAB)
+BENCH = os.path.join(ROOT, "bench")
 for _p in (BENCH, ROOT):
     if _p not in sys.path:
         sys.path.insert(0, _p)
@@ -19,11 +20,28 @@ for _p in (BENCH, ROOT):
 import harness  # noqa: E402  (bench/harness.py: BATCH, compute_schedule, ideals)
 
 BATCH = harness.BATCH
-RESULTS_DIR = harness.RESULTS_DIR
+# Inputs: measured files, committed; `make bench` writes to bench/results/, never here.
+CALIBRATION_DIR = os.path.join(LAB, "calibration")
+RESULTS_DIR = os.path.join(LAB, "results")     # what the simulator writes
 MODEL_BYTES = ((128 + 1) * 512 + (512 + 1) * 10) * 4   # bench/imbalance.py's MLP
 MEASURED = ("horovod", "localsgd", "wagma", "wagma_wa")
 METHODS = MEASURED + ("dpsgd",)
-LABELS = dict(harness.LABELS, dpsgd="D-PSGD (ring)", lockstep="sync every step")
+LABELS = {"horovod": "Horovod", "localsgd": "local SGD", "wagma": "WAGMA",
+          "wagma_wa": "WAGMA wa-global", "dpsgd": "D-PSGD (ring)",
+          "lockstep": "sync every step", "no_wait": "no-wait ideal",
+          "ideal": "ideal (global rounds)"}
+COLORS = {"horovod": "tab:gray", "localsgd": "tab:orange", "wagma": "tab:blue",
+          "wagma_wa": "tab:green"}
+# The simulator's method names and bench/imbalance.py's method specs: results written
+# since the benchmarks took one method syntax name their runs by spec.
+SPEC_OF = {"horovod": "horovod", "localsgd": "localsgd", "wagma": "wagma:rounds=blocking",
+           "wagma_wa": "wagma:rounds=wa"}
+
+
+def measured_runs(d, method):
+    """The trials of ``method`` in an imbalance result file, under either naming."""
+    runs = d.get("runs", {})
+    return runs.get(method) or runs.get(SPEC_OF.get(method), [])
 
 
 class CalibrationError(RuntimeError):

@@ -45,7 +45,7 @@ def sweep(args, calib):
 
 
 def sweep_meta(args):
-    return {"command": "python bench/simulate.py " + " ".join(sys.argv[1:]),
+    return {"command": "python lab/simulate.py " + " ".join(sys.argv[1:]),
             "network": args.network, "pattern": args.pattern,
             "step_time": args.step_time, "delay": args.delay,
             "num_delayed": args.num_delayed, "delayed_fraction": args.delayed_fraction,

@@ -1,6 +1,6 @@
 """A discrete-event model of one training run: Horovod vs local SGD vs WAGMA, to 1,024 ranks.
 
-bench/simulate.py is its command line; docs/simulator.md its results. P ranks run the
+lab/simulate.py is its command line; docs/simulator.md its results. P ranks run the
 benchmark loop of bench/imbalance.py (compute, host CPU, the method's communication)
 over a modelled host CPU and network, calibrated from the benchmarks' files. Five
 methods: ``horovod``, ``localsgd``, ``wagma``, ``wagma_wa`` (the measured ones) and

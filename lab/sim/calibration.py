@@ -3,20 +3,20 @@
 Each constant names the file and field it came from (``Calibration.sources``):
 
 * C: os.cpu_count() (``--cores`` overrides).
-* B: bench/results/op_bench_P*.json, results[].methods.{mpi,mpi_hvd}.time_s at the
+* B: lab/calibration/op_bench_P*.json, results[].methods.{mpi,mpi_hvd}.time_s at the
   largest message size, mean over the file's group sizes; a run at P ranks uses the
   file nearest in ranks (as for the round times). Horovod's background threads cycle
   every 1 ms on every rank even when idle: an MPI allreduce slows from T_mpi to
   T_mpi+hvd once they run, so B = C (1 - T_mpi / T_mpi+hvd), and C_eff = C - B cores
   are left to the training loops and engines.
-* T(method, g, n): bench/results/op_bench_P*.json, results[].methods.<m>.time_s
+* T(method, g, n): lab/calibration/op_bench_P*.json, results[].methods.<m>.time_s
   (wa: WAGMA group rounds and wait-avoiding global rounds; wagma at g = P: blocking
   global rounds; hvd at g = P: Horovod's allreduce; mpi_hvd at g = P: local SGD's gloo
   allreduce, which op_bench does not time); linear in the message size and in log2 of
   the group size g between measured points. op_bench measured it with P_b ranks all in
   rounds on the same cores, so the CPU work per member of one round is T de-contended:
   w = T * min(1, C_eff / P_b).
-* w_app(method): bench/results/imbalance_*_P*.json, runs.<method>[]
+* w_app(method): lab/calibration/imbalance_*_P*.json, runs.<method>[]
   .thread_cpu_ms_per_rank_step.main, the median over every file and trial: the CPU
   time of the training loop's thread per step (forward, backward, optimizer step,
   fusion-buffer packing, the op call). One constant per method, shared by every
@@ -38,7 +38,7 @@ import os
 import statistics
 from typing import Dict, List
 
-from .common import RESULTS_DIR, ROOT, CalibrationError, interp_bytes, load_json
+from .common import CALIBRATION_DIR, ROOT, CalibrationError, interp_bytes, load_json, measured_runs
 
 
 @dataclasses.dataclass
@@ -118,9 +118,9 @@ def read_op_bench(paths):
     """OpTable from op_bench JSON files (bench/op_bench.py --json)."""
     if not paths:
         raise CalibrationError(
-            f"no op_bench results in {RESULTS_DIR}: run e.g. python bench/op_bench.py "
+            f"no op_bench results in {CALIBRATION_DIR}: run e.g. python bench/op_bench.py "
             "--np 8 --sizes 4K,256K,1M --group-sizes 2,4,8 --json "
-            "bench/results/op_bench_P8.json")
+            "lab/calibration/op_bench_P8.json")
     table, files = {}, {}
     for path in paths:
         d = load_json(path)
@@ -166,7 +166,7 @@ def background_cores(ops, cores):
 def read_horovod_across_hosts(path, P):
     """[(bytes, seconds)] of Horovod's allreduce over all P ranks, measured alone across
     emulated hosts (op_bench_multihost_<scenario>.json, written by
-    bench/multihost_throughput.py: results[g = P].methods.hvd.time_s); None when the
+    lab/multihost_throughput.py: results[g = P].methods.hvd.time_s); None when the
     file does not exist."""
     if not os.path.exists(path):
         return None
@@ -204,7 +204,7 @@ def app_cpu_from_runs(paths):
     for path in paths:
         d = load_json(path)
         for m in set(APP_CPU_FROM.values()):
-            for rec in d.get("runs", {}).get(m, []):
+            for rec in measured_runs(d, m):
                 try:
                     v = float(rec["thread_cpu_ms_per_rank_step"]["main"]) / 1e3
                 except (KeyError, TypeError, ValueError):
@@ -214,12 +214,12 @@ def app_cpu_from_runs(paths):
     missing = sorted(set(APP_CPU_FROM.values()) - set(vals))
     if missing:
         raise CalibrationError(f"no imbalance result with a {'/'.join(missing)} run "
-                               "(bench/results/imbalance_*_P*.json): run bench/imbalance.py")
+                               "(lab/calibration/imbalance_*_P*.json): run bench/imbalance.py and copy its JSON there")
     return ({m: statistics.median(vals[src]) for m, src in APP_CPU_FROM.items()},
             {m: len(v) for m, v in vals.items()})
 
 
-def read_calibration(results_dir=RESULTS_DIR, cores=None):
+def read_calibration(results_dir=CALIBRATION_DIR, cores=None):
     """The Calibration from the benchmarks' output files; CalibrationError with the
     file and what is wrong when one is missing or malformed."""
     cores = float(cores or os.cpu_count() or 1)

@@ -66,7 +66,7 @@ SGD) has its own TCP transport, with its own handshake (ring allreduce below).
   and receives the same bytes per host, so both directions' buckets evolve alike).
   A round activated by one member adds one activation message (activator -> members).
 
-Where the constants come from: ``multihost``: bench/results/multihost_throughput.json,
+Where the constants come from: ``multihost``: lab/calibration/multihost_throughput.json,
 scenarios.*.hosts (slots, latency_ms, rate_mbit) and rtt_ms (the software latency s);
 the bucket B from hosts[].burst_kb when the file records it, else from
 multihost/cluster.py's LINK_BURST_BYTES, the constant its ``tc ... tbf burst`` is

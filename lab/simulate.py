@@ -1,21 +1,21 @@
 #!/usr/bin/env python
 """A discrete-event model of one training run: Horovod vs local SGD vs WAGMA, to 1,024 ranks.
 
-The command line of the simulator in bench/sim/ (the model, its calibration and its
+The command line of the simulator in lab/sim/ (the model, its calibration and its
 validation; each module's docstring states its part of the model). Results and their
 discussion: docs/simulator.md.
 
 Run
 ---
-    python bench/simulate.py --ranks 1024 [--network datacenter|multihost|this_machine]
+    python lab/simulate.py --ranks 1024 [--network datacenter|multihost|this_machine]
         [--pattern random|persistent|straggler_host] [--step-time 0.010] [--delay 0.040]
         [--num-delayed 2 | --delayed-fraction F] [--slow-ranks 1|half]
         [--slow-factor 2] [--group-size S] [--sync-period 10] [--steps 200] [--seed 0]
         [--model-bytes N] [--latency-us 5] [--bandwidth-gbit 100] [--ranks-per-host 4]
         [--cpu-model fair|rr|ps] [--cpu-jitter exp|none]
-    python bench/simulate.py --validate       # predicted vs measured, every result file
-    python bench/simulate.py --sweep          # 8..1024 ranks -> simulate_sweep.{png,json}
-    python bench/simulate.py --defaults       # S and tau at P=1024 -> simulate_defaults.*
+    python lab/simulate.py --validate       # predicted vs measured, every result file
+    python lab/simulate.py --sweep          # 8..1024 ranks -> simulate_sweep.{png,json}
+    python lab/simulate.py --defaults       # S and tau at P=1024 -> simulate_defaults.*
 """
 import argparse
 import os
@@ -23,12 +23,13 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-if HERE not in sys.path:
-    sys.path.insert(0, HERE)
+for _p in (HERE, os.path.join(os.path.dirname(HERE), "bench")):
+    if _p not in sys.path:
+        sys.path.insert(0, _p)
 
 import harness  # noqa: E402  (bench/harness.py: the benchmarks' pattern flags)
 from sim.calibration import read_calibration  # noqa: E402
-from sim.common import METHODS, MODEL_BYTES, RESULTS_DIR, CalibrationError  # noqa: E402
+from sim.common import CALIBRATION_DIR, METHODS, MODEL_BYTES, RESULTS_DIR, CalibrationError  # noqa: E402
 from sim.cpu import CPU_MODELS  # noqa: E402
 from sim.flags import network_for, scenario_for  # noqa: E402
 from sim.report import print_prediction  # noqa: E402
@@ -44,7 +45,7 @@ def parse_args(argv=None):
     what.add_argument("--validate", action="store_true",
                       help="predicted vs measured for every result file")
     what.add_argument("--sweep", action="store_true",
-                      help="ranks 8..1024 -> bench/results/simulate_sweep.{png,json}")
+                      help="ranks 8..1024 -> lab/results/simulate_sweep.{png,json}")
     what.add_argument("--defaults", action="store_true",
                       help="S 2..64 and tau 1..64 at P=1024 -> simulate_defaults.*")
     p.add_argument("--network", choices=("this_machine", "multihost", "datacenter"),
@@ -81,7 +82,11 @@ def parse_args(argv=None):
     p.add_argument("--cpu-jitter", choices=("exp", "none"), default="exp",
                    help="CPU job lengths: exponential around the calibrated mean "
                         "(default) or exact")
-    p.add_argument("--results-dir", default=RESULTS_DIR)
+    p.add_argument("--calibration-dir", default=CALIBRATION_DIR,
+                   help="the measured files the model is calibrated and validated on "
+                        "(default lab/calibration)")
+    p.add_argument("--results-dir", default=RESULTS_DIR,
+                   help="where --sweep/--defaults write (default lab/results)")
     p.add_argument("--tag", default="",
                    help="--sweep/--defaults: suffix of the output files (simulate_sweep_TAG.*)")
     args = p.parse_args(argv)
@@ -104,9 +109,9 @@ def main(argv=None):
 
 
 def run(args):
-    calib = read_calibration(args.results_dir, args.cores)
+    calib = read_calibration(args.calibration_dir, args.cores)
     if args.validate:
-        validate(calib, args.results_dir, cpu_model=args.cpu_model,
+        validate(calib, args.calibration_dir, cpu_model=args.cpu_model,
                  cpu_jitter=args.cpu_jitter)
         return
     if args.sweep:

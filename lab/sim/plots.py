@@ -2,7 +2,7 @@
 a log2 x axis (ranks P; group size S and sync period tau)."""
 import contextlib
 
-from .common import LABELS, METHODS, harness
+from .common import COLORS, LABELS, METHODS
 
 
 @contextlib.contextmanager
@@ -35,7 +35,7 @@ def method_lines(ax, xs, rows, methods):
     """One line per method: rows[i]["samples_per_s"][m] at xs[i]."""
     for m in methods:
         ax.plot(xs, [row["samples_per_s"][m] for row in rows], marker="o",
-                label=LABELS[m], color=harness.COLORS.get(m, "tab:purple"))
+                label=LABELS[m], color=COLORS.get(m, "tab:purple"))
 
 
 def plot_sweep(points, meta, path):
@@ -49,11 +49,11 @@ def plot_sweep(points, meta, path):
         for m in ("wagma", "wagma_wa"):
             a2.plot(Ps, [p["samples_per_s"][m] / p["samples_per_s"]["horovod"]
                          for p in points],
-                    "-", marker="o", color=harness.COLORS[m], label=f"{LABELS[m]} / Horovod")
+                    "-", marker="o", color=COLORS[m], label=f"{LABELS[m]} / Horovod")
         for m in ("wagma", "wagma_wa"):
             a2.plot(Ps, [p["samples_per_s"][m] / max(p["samples_per_s"]["localsgd"],
                                                      p["samples_per_s"]["dpsgd"])
-                         for p in points], "--", marker="s", color=harness.COLORS[m],
+                         for p in points], "--", marker="s", color=COLORS[m],
                     label=f"{LABELS[m]} / best of local SGD, D-PSGD")
         a2.axhline(2.1, color="tab:red", linestyle=":", label="paper: 2.1x at 1,024 GPUs (RL)")
         finish(a2, "ranks P", "throughput ratio")
@@ -65,7 +65,7 @@ def plot_defaults(d, path):
     with two_panels(path, title, 4) as (a1, a2):
         method_lines(a1, [x["S"] for x in d["group_size"]], d["group_size"],
                      ("wagma", "wagma_wa"))
-        a1.axhline(d["horovod"], color=harness.COLORS["horovod"], label="Horovod")
+        a1.axhline(d["horovod"], color=COLORS["horovod"], label="Horovod")
         a1.axvline(d["default_group_size"], color="k", linestyle=":", label="default S")
         finish(a1, "group size S", "samples/s")
         ts = [x["tau"] for x in d["sync_period"]]

@@ -1,4 +1,4 @@
-"""Predicted vs measured (``--validate``): every bench/results/imbalance_*_P*.json on
+"""Predicted vs measured (``--validate``): every lab/calibration/imbalance_*_P*.json on
 this machine and every scenario of multihost_throughput.json on its emulated hosts.
 
 Each file's pattern and knobs make a Scenario; the measured value is the median
@@ -10,13 +10,14 @@ import os
 import statistics
 
 from .calibration import measured_files, read_horovod_across_hosts
-from .common import LABELS, MEASURED, RESULTS_DIR, ROOT, CalibrationError, harness, load_json
+from .common import (CALIBRATION_DIR, LABELS, MEASURED, ROOT, CalibrationError, load_json,
+                     measured_runs)
 from .cpu import CPU_MODELS
 from .network import multihost_from_scenario, this_machine
 from .run import Scenario, simulate
 
 TOLERANCE = 0.15                # the issue's validation target
-MULTIHOST_SCENARIOS = ("slow_link", "slow_host")   # bench/multihost_throughput.py
+MULTIHOST_SCENARIOS = ("slow_link", "slow_host")   # lab/multihost_throughput.py
 
 
 def scenario_from_result(d, source):
@@ -32,12 +33,18 @@ def scenario_from_result(d, source):
         raise CalibrationError(f"{source}: result lacks a pattern field: {e!r}") from None
 
 
+def median_trial(recs):
+    """The trial with the median samples/s (the lower middle one for an even count),
+    as bench/imbalance.py reports it."""
+    return sorted(recs, key=lambda r: r["samples_per_s"])[(len(recs) - 1) // 2]
+
+
 def measured_stats(d, method):
-    recs = d.get("runs", {}).get(method, [])
+    recs = measured_runs(d, method)
     if not recs:
         return None
     vals = [float(r["samples_per_s"]) for r in recs]
-    return {"median": harness.median_trial(recs)["samples_per_s"], "min": min(vals),
+    return {"median": median_trial(recs)["samples_per_s"], "min": min(vals),
             "max": max(vals), "trials": len(vals)}
 
 
@@ -74,7 +81,7 @@ def validation_cases(results_dir):
     return cases
 
 
-def validate(calib, results_dir=RESULTS_DIR, out=print, cpu_model="fair", cpu_jitter="exp"):
+def validate(calib, results_dir=CALIBRATION_DIR, out=print, cpu_model="fair", cpu_jitter="exp"):
     """Predicted vs measured for every measured file and method; returns the rows."""
     rows, multihost, measured = [], None, []
     for label, d, net, path in validation_cases(results_dir):
@@ -90,7 +97,7 @@ def validate(calib, results_dir=RESULTS_DIR, out=print, cpu_model="fair", cpu_ji
                          "file": os.path.relpath(path, ROOT)})
             continue
         scn = scenario_from_result(d, path)
-        methods = [m for m in MEASURED if d.get("runs", {}).get(m)]
+        methods = [m for m in MEASURED if measured_runs(d, m)]
         pred = simulate(scn, net, calib, methods, cpu_model, cpu_jitter)
         for m in methods:
             meas = measured_stats(d, m)

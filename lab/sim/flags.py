@@ -12,7 +12,7 @@ def network_for(args, P):
     if args.network == "this_machine":
         return this_machine(P)
     if args.network == "multihost":
-        path = os.path.join(args.results_dir, "multihost_throughput.json")
+        path = os.path.join(args.calibration_dir, "multihost_throughput.json")
         if os.path.exists(path):
             d = load_json(path)
             scn = d.get("scenarios", {}).get("slow_host") or next(iter(d["scenarios"].values()))

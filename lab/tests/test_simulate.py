@@ -1,4 +1,4 @@
-"""bench/sim/ and bench/simulate.py: the discrete-event throughput model (single
+"""lab/sim/ and lab/simulate.py: the discrete-event throughput model (single
 process, no MPI).
 
 Each test pins down a property the model must have if its timing rules are right:
@@ -13,11 +13,11 @@ import sys
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "bench"))
+LAB = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, LAB)
 
-import sim  # noqa: E402  (bench/sim/: the model)
-import simulate  # noqa: E402  (bench/simulate.py: its command line)
+import sim  # noqa: E402  (lab/sim/: the model)
+import simulate  # noqa: E402  (lab/simulate.py: its command line)
 
 B = sim.BATCH
 OP_METHODS = ("mpi", "mpi_hvd", "wagma", "wa", "hvd")
@@ -383,7 +383,7 @@ def test_validation_marks_multihost_rows_not_measured_until_the_file_exists(tmp_
     assert (wagma["measured_min"], wagma["measured_max"]) == (5400, 5600)
     assert any("not measured yet" in line for line in lines)
 
-    # The multihost file (bench/multihost_throughput.py's schema): P=6, 2 per host.
+    # The multihost file (lab/multihost_throughput.py's schema): P=6, 2 per host.
     res = imbalance_json(P=6)
     res["slow_ranks"] = 2
     hosts = [{"slots": 2, "latency_ms": 1.0, "rate_mbit": 1000.0}] * 2 + \
@@ -447,7 +447,7 @@ def test_horovod_measured_across_hosts_replaces_the_model_at_that_P(tmp_path):
 def test_cli_predicts_every_method_and_the_ratios(tmp_path, capsys):
     write(tmp_path / "op_bench_P8.json", op_bench_json())
     write(tmp_path / "imbalance_persistent_P8.json", imbalance_json())
-    simulate.main(["--ranks", "64", "--steps", "20", "--results-dir", str(tmp_path)])
+    simulate.main(["--ranks", "64", "--steps", "20", "--calibration-dir", str(tmp_path)])
     out = capsys.readouterr().out
     for m in sim.METHODS:
         assert sim.LABELS[m] in out
@@ -456,4 +456,4 @@ def test_cli_predicts_every_method_and_the_ratios(tmp_path, capsys):
 
 def test_cli_exits_with_the_calibration_error(tmp_path):
     with pytest.raises(SystemExit, match="op_bench"):
-        simulate.main(["--ranks", "16", "--results-dir", str(tmp_path)])
+        simulate.main(["--ranks", "16", "--calibration-dir", str(tmp_path)])
