@@ -7,8 +7,6 @@ import sys
 
 from conftest import framework_env
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "bench"))
 
 
 def test_stats_count_a_known_straggler(mpi, framework, tmp_path):
@@ -31,7 +29,7 @@ def test_stats_count_a_known_straggler(mpi, framework, tmp_path):
     assert run.results[0]["all"] == ["other", "s"]
     assert "no-such-stream" in run.results[0]["unknown"]
 
-    from plot_timeline import load_traces
+    from horovod_wagma.timeline import load_traces
     files = sorted(glob.glob(str(tmp_path / "trace.*.json")))
     assert [os.path.basename(f) for f in files] == ["trace.0.json", "trace.1.json"]
     for f in files:
@@ -52,8 +50,7 @@ def test_stats_count_a_known_straggler(mpi, framework, tmp_path):
     assert [e["args"]["staleness"] for e in by[(1, "join", "passive_join")]] == [0, 1, 2, 3, 4]
 
     png = tmp_path / "timeline.png"
-    out = subprocess.run([sys.executable, os.path.join(os.path.dirname(HERE), "bench",
-                                                       "plot_timeline.py"), *files,
+    out = subprocess.run([sys.executable, "-m", "horovod_wagma.timeline", *files,
                           "-o", str(png)], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert png.stat().st_size > 10000

@@ -1,8 +1,7 @@
 """The Chrome-trace timeline: the C++ writer (cpp_ops/engine/timeline.cc, compiled
-here on its own with g++, no MPI needed) and bench/plot_timeline.py, which merges
+here on its own with g++, no MPI needed) and horovod_wagma.timeline, which merges
 and draws the per-rank files."""
 import collections
-import importlib.util
 import json
 import os
 import shutil
@@ -14,7 +13,7 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 ENGINE = os.path.join(ROOT, "cpp_ops", "engine")
-PLOT = os.path.join(ROOT, "bench", "plot_timeline.py")
+VIEWER = [sys.executable, "-m", "horovod_wagma.timeline"]   # the package's viewer
 
 RANK = 3
 THREADS = 4
@@ -32,10 +31,8 @@ NAMES = [
 
 
 def load_plot_module():
-    spec = importlib.util.spec_from_file_location("plot_timeline", PLOT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    import horovod_wagma.timeline
+    return horovod_wagma.timeline
 
 
 def cpp_literal(s):
@@ -331,7 +328,7 @@ def test_plot_two_ranks(tmp_path):
     png = tmp_path / "out.png"
     merged = tmp_path / "merged.json"
     proc = subprocess.run(
-        [sys.executable, PLOT, str(tmp_path / "trace.*.json"), "-o", str(png),
+        [*VIEWER, str(tmp_path / "trace.*.json"), "-o", str(png),
          "--merged", str(merged)],
         capture_output=True, text=True, timeout=300, cwd=str(tmp_path))
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -370,7 +367,7 @@ def test_plot_time_window(tmp_path):
     write_trace_file(tmp_path / "b.json", ev1)
     png = tmp_path / "window.png"
     proc = subprocess.run(
-        [sys.executable, PLOT, str(tmp_path / "a.json"), str(tmp_path / "b.json"),
+        [*VIEWER, str(tmp_path / "a.json"), str(tmp_path / "b.json"),
          "-o", str(png), "--start-s", "0.01", "--end-s", "0.03"],
         capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -381,7 +378,7 @@ def test_plot_time_window(tmp_path):
 
 
 def test_missing_trace_is_an_error(tmp_path):
-    proc = subprocess.run([sys.executable, PLOT, str(tmp_path / "nothing.*.json")],
+    proc = subprocess.run([*VIEWER, str(tmp_path / "nothing.*.json")],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0
     assert "no trace file matches" in proc.stderr

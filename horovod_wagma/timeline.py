@@ -7,9 +7,9 @@ summary, and renders a PNG with one row per rank: the app lane above (calls,
 coloured by round kind, with the time the app was blocked in red) and the engine
 lane below (reductions, activations, passive joins).
 
-    python bench/plot_timeline.py 'trace.*.json' -o timeline.png
-    python bench/plot_timeline.py trace.0.json trace.1.json -o t.png --start-s 2 --end-s 3
-    python bench/plot_timeline.py 'trace.*.json' --merged merged.json
+    python -m horovod_wagma.timeline 'trace.*.json' -o timeline.png
+    python -m horovod_wagma.timeline trace.0.json trace.1.json -o t.png --start-s 2 --end-s 3
+    python -m horovod_wagma.timeline 'trace.*.json' --merged merged.json
 
 The summary is the quick answer to "do fast ranks wait?": a rank's blocked time
 should stay small next to its call count, and its passive joins show that others
@@ -349,7 +349,7 @@ def main(argv=None):
     try:
         events = load_traces(args.traces)
     except OSError as exc:
-        print(f"plot_timeline: {exc}", file=sys.stderr)
+        print(f"horovod_wagma.timeline: {exc}", file=sys.stderr)
         return 2
     if args.merged:
         write_merged(events, args.merged)
