@@ -19,7 +19,7 @@ $(STAMP): $(INSTALL_INPUTS)
 	touch $(STAMP)
 
 test: install
-	$(PY) -m pytest -v tests
+	$(PY) -m pytest -v tests lab/tests
 
 # Three emulated hosts (network namespaces, TCP, per-link latency and bandwidth caps):
 # gossip exactness, a straggler host, horovodrun, a host killed and a link cut, with a
@@ -41,16 +41,16 @@ demo: install
 demo-op: install
 	mpirun -np 4 --oversubscribe $(PY) examples/group_allreduce_demo.py
 
+# The user benchmarks (bench/README.md); they write to bench/results/ only.
 bench: install
 	$(PY) bench/op_bench.py
-	$(PY) bench/idle_cpu.py
 	bash bench/imbalance_matrix.sh
 	$(PY) bench/time_to_accuracy.py
 
-# The averaging kernel alone, single-threaded (no MPI traffic).
+# The averaging kernel alone, single-threaded (no MPI traffic); lab tooling.
 bench-kernel: install
 	mkdir -p build
-	g++ -std=c++17 -O2 -Icpp_ops/engine bench/kernel_bench.cc -o build/kernel_bench \
+	g++ -std=c++17 -O2 -Icpp_ops/engine lab/kernel_bench.cc -o build/kernel_bench \
 		-Lhorovod_wagma/lib -lwagma -Wl,-rpath,$(CURDIR)/horovod_wagma/lib
 	build/kernel_bench
 

@@ -43,25 +43,19 @@ Bus bandwidth is nccl-tests' allreduce definition, with g the group size:
 Targets (from the issue): WAGMA busbw >= 0.9x MPI's from 1 MB up, and WAGMA latency at
 most 2x MPI's below 1 MB.
 
-Run
----
     python bench/op_bench.py [--np 4] [--sizes 4K,64K,1M,16M,64M] [--group-sizes 2,4]
-                             [--iters N] [--trials 3] [--json results.json]
-                             [--methods mpi_hvd,wagma,wa,inplace,hvd]
+        [--iters N] [--trials 3] [--methods mpi_hvd wagma wa inplace hvd] [--json PATH]
 
-Run directly, the script re-launches itself under ``mpirun -np NP --oversubscribe``
-with the environment this machine needs (run-as-root and
-``OMPI_MCA_mpi_yield_when_idle=1``; DESIGN.md section 5). Started by mpirun, it uses the
-world size it is given. Rank 0 prints the table. Numbers from a 2-core host running 4
-ranks are noisy; other jobs on the host make them worse.
+Rank 0 prints the table. Numbers from a 2-core host running 4 ranks are noisy; other
+jobs on the host make them worse.
 """
-# bench/ is sys.path[0] when a benchmark runs as a script.
-from mpi_launch import relaunch_under_mpirun  # noqa: E402
 import argparse
 import json
 import os
-import sys
 import time
+
+import harness
+from table import print_table
 
 SYNC_PERIOD = 4096           # horovod_wagma's maximum: only round 4095 would be global
 BLOCK_BYTES = 256 << 20      # default payload per timed block
@@ -88,9 +82,7 @@ def csv_of(convert):
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--np", type=int, default=4,
-                   help="ranks when the script launches mpirun itself (default 4)")
+    p = harness.parser(__doc__, np=4, timeout=600)
     p.add_argument("--sizes", type=csv_of(parse_size), default="4K,64K,1M,16M,64M",
                    help="message sizes in bytes, K/M suffixes allowed")
     p.add_argument("--group-sizes", type=csv_of(int), default="2,4",
@@ -99,20 +91,15 @@ def parse_args(argv=None):
                    help="timed rounds per block (default: ~256 MB per block, in [5, 200])")
     p.add_argument("--trials", type=int, default=3,
                    help="timed blocks per method; the best is reported (default 3)")
-    p.add_argument("--methods", type=csv_of(str.strip), default=",".join(AFTER_INIT),
-                   help="methods timed after hvd.init, a subset of %(default)s; "
-                        "mpi (before hvd.init) is always timed")
-    p.add_argument("--json", metavar="PATH", help="also write the results as JSON")
-    p.add_argument("--timeout", type=int, default=600,
-                   help="seconds before the self-launched mpirun kills the job")
+    p.add_argument("--methods", nargs="+", choices=AFTER_INIT, default=list(AFTER_INIT),
+                   help="the op's variants timed after hvd.init (default: all); mpi "
+                        "(before hvd.init) is always timed")
+    harness.add_outputs(p, plot=False)
     args = p.parse_args(argv)
     if any(s < 2 for s in args.group_sizes):
         p.error("group sizes must be >= 2")
     if args.iters is not None and args.iters < 1 or args.trials < 1:
         p.error("--iters and --trials must be >= 1")
-    unknown = set(args.methods) - set(AFTER_INIT)
-    if unknown:
-        p.error(f"unknown methods {sorted(unknown)}; choose from {','.join(AFTER_INIT)}")
     args.methods = [m for m in AFTER_INIT if m in args.methods]
     return args
 
@@ -291,14 +278,14 @@ def run(args):
                            {**before_hvd[setup.S, nbytes], **with_hvd[setup.S, nbytes]})
                for setup in setups for nbytes in args.sizes]
     if rank == 0:
-        print_table(P, args, phases_of, results)
-        if args.json:
-            with open(args.json, "w") as f:
-                json.dump({"ranks": P, "trials": args.trials, "sync_period": SYNC_PERIOD,
-                           "horovod_cycle_time_ms": os.environ.get("HOROVOD_CYCLE_TIME"),
-                           "phases": {str(S): v for S, v in phases_of.items()},
-                           "results": results}, f, indent=2)
-            print(f"wrote {args.json}")
+        print_report(P, args, phases_of, results)
+        path = harness.output_path(args.json, f"op_bench_P{P}.json")
+        with open(path, "w") as f:
+            json.dump({"ranks": P, "trials": args.trials, "sync_period": SYNC_PERIOD,
+                       "horovod_cycle_time_ms": os.environ.get("HOROVOD_CYCLE_TIME"),
+                       "phases": {str(S): v for S, v in phases_of.items()},
+                       "results": results}, f, indent=2)
+        print(f"wrote {path}")
     for setup in setups:
         for c in setup.comms:
             c.Free()
@@ -383,7 +370,7 @@ def table_columns(methods):
     return cols
 
 
-def print_table(P, args, phases_of, results):
+def print_report(P, args, phases_of, results):
     methods = ["mpi"] + args.methods
     print(f"""
 One WAGMA group round vs MPI_Allreduce vs hvd.allreduce: P={P}, float32, max over ranks
@@ -396,17 +383,11 @@ of the mean time per round, best of {args.trials} blocks.
   hvd: hvd.allreduce(op=Average) on the group's process set
   ratios are x/mpi (lat/m+h: wagma over mpi+hvd); the target compares wagma with mpi""")
     cols = table_columns(methods)
-    rows = [[name] + [str(f(r)) for r in results] for name, f in cols]
-    widths = [max(len(c) for c in col) for col in rows]
     for S in args.group_sizes:
         phases = phases_of[S]
         print(f"\nS={S}, {len(phases)} phase(s): " + "  ".join(str(p) for p in phases))
-        header = "  ".join(name.rjust(w) for (name, _), w in zip(cols, widths))
-        print(header)
-        print("-" * len(header))
-        for r in results:
-            if r["group_size"] == S:
-                print("  ".join(str(f(r)).rjust(w) for (_, f), w in zip(cols, widths)))
+        print_table([[name for name, _ in cols]] + [[f(r) for _, f in cols] for r in results
+                                                    if r["group_size"] == S], notes=False)
     misses = [r for r in results if r["meets_target"] is False]
     print(f"\ntargets: WAGMA bw >= {BW_TARGET}x MPI from {fmt_size(SMALL_LIMIT)} up, "
           f"latency <= {LAT_TARGET}x MPI below: "
@@ -415,11 +396,5 @@ of the mean time per round, best of {args.trials} blocks.
                                       for r in misses)))
 
 
-def main():
-    args = parse_args()
-    relaunch_under_mpirun(__file__, args.np, args.timeout)
-    run(args)
-
-
 if __name__ == "__main__":
-    main()
+    harness.launch(__file__, parse_args(), run)

@@ -60,50 +60,18 @@ The tasks
   mean 1.0, sd 0.23, range 0.4-1.3; lengths do not depend on the class, so non-IID
   batches have the same distribution.
 
-Learning rates and targets
---------------------------
-Measured single-process on this (2-core, shared) host with ``python bench/tasks.py``:
-synchronous SGD with the global batch of 8 ranks (8 per-rank batches of 16 concatenated,
-i.e. Horovod's gradient allreduce), momentum 0.9, 400 steps, held-out accuracy every 20
-steps, seeds 0-4. "Plateau" is the mean accuracy over steps 300-400; "steps to target"
-is the first evaluation at or above the target (every 20 steps).
+Learning rates and targets: chosen by lab/task_targets.py, whose docstring gives the
+measurements (the IID plateau of synchronous SGD on 8 ranks' batches minus ~1.5-2
+points, reached by that baseline in ~150-250 steps; one target for IID and non-IID):
 
-====  ====  ==========  ==========================  =======  =============  =============
-task  lr    plateau     plateau per seed            target   steps, iid     steps, noniid
-====  ====  ==========  ==========================  =======  =============  =============
-mlp   0.05  86.4        86.7 86.0 85.9 87.1 86.3    84.5     160-240 (212)  200-280 (244)
-cnn   0.1   96.0        96.0 96.4 95.8 95.5 96.2    94.5     160-240 (192)  180-220 (200)
-seq   0.3   92.2        91.6 92.0 92.2 92.6 92.7    90.5     140-220 (180)  180-240 (200)
-====  ====  ==========  ==========================  =======  =============  =============
-
-(steps: range over seeds, mean in brackets.) Each target is the IID plateau minus
-~1.5-2 points, reached by the synchronous baseline in ~150-250 steps; the same target
-is used for IID and non-IID data. Non-IID data barely changes synchronous SGD (the
-concatenated global batch is nearly IID); it matters for local SGD and WAGMA. The lr
-was the best of {0.03, 0.05, 0.1} (mlp), {0.05, 0.1, 0.15} (cnn), {0.1, 0.2, 0.3, 0.5}
-(seq). A lone rank on batch 16 at these rates does not converge well (plateau: mlp
-~39% after peaking at ~53%, cnn ~76%, seq ~81%), but a single-process local-SGD
-simulation (8 models, batch 16 each, models averaged every 10 steps; seed 0) tracks
-the synchronous baseline on IID data (plateau 87.0 / 96.5 / 92.1) and trails it on
-non-IID data (85.7 / 94.3 / 92.0).
-
-CPU cost (``python bench/tasks.py --timing``; one thread, per-thread CPU time, median
-of 200 steps, range over 5 rounds; the low end is a quiet host, the high end with other
-jobs on the 2 cores):
-
-====  ===============  ============  ===============
-task  step (batch 16)  accuracy()    __init__ (data)
-====  ===============  ============  ===============
-mlp   0.59-0.87 ms     4.2-6.6 ms    0.15 s
-cnn   0.90-1.51 ms     3.2-6.2 ms    0.2 s
-seq   0.94-1.68 ms     6.2-20 ms     0.1 s
-====  ===============  ============  ===============
-
-``batches(..., steps=2000)`` takes ~5 ms.
+====  ====  =======
+task  lr    target
+====  ====  =======
+mlp   0.05  84.5
+cnn   0.1   94.5
+seq   0.3   90.5
+====  ====  =======
 """
-import argparse
-import time
-
 import numpy as np
 import torch
 import torch.nn as nn
@@ -137,7 +105,7 @@ class Task:
     momentum = 0.9
     batch = 16
     target = 0.0
-    # DiLoCo baseline's outer learning rate (bench/tta_methods.py), tuned on mlp
+    # DiLoCo baseline's outer learning rate (bench/methods.py), tuned on mlp
     # non-IID random (2 seeds, median time to target, tau 10): 0.1 13.25 s, 0.2 12.00 s,
     # 0.4 / 0.7 / 1.0 never reach it (0.7 and 1.0 diverge on IID data too).
     diloco_outer_lr = 0.2
@@ -353,82 +321,3 @@ class SeqTask(Task):
 
 
 TASKS = {"mlp": MLPTask, "cnn": CNNTask, "seq": SeqTask}
-
-
-# -- the measurements of the module docstring ---------------------------------------------
-def _timing(task, rounds=5, steps=200):
-    model = task.make_model(0)
-    opt = torch.optim.SGD(model.parameters(), lr=task.lr, momentum=task.momentum)
-    step_ms, acc_ms = [], []
-    for r in range(rounds):
-        times = []
-        for i, b in enumerate(task.batches(0, 8, "iid", steps + 20, r)):
-            t = time.thread_time()
-            opt.zero_grad()
-            task.loss(model, b).backward()
-            opt.step()
-            if i >= 20:
-                times.append(time.thread_time() - t)
-        step_ms.append(1e3 * float(np.median(times)))
-        times = []
-        for _ in range(10):
-            t = time.thread_time()
-            task.accuracy(model)
-            times.append(time.thread_time() - t)
-        acc_ms.append(1e3 * float(np.median(times)))
-    return step_ms, acc_ms
-
-
-def _pilot(T, seed, mode, steps, every, lr, size=8):
-    """Synchronous SGD on the concatenated batches of `size` ranks (Horovod's step)."""
-    task = T(seed)
-    model = task.make_model(seed)
-    opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=task.momentum)
-    per_rank = [task.batches(r, size, mode, steps, seed) for r in range(size)]
-    curve = [task.accuracy(model)]
-    for s in range(steps):
-        opt.zero_grad()
-        task.loss(model, torch.cat([b[s] for b in per_rank])).backward()
-        opt.step()
-        if (s + 1) % every == 0:
-            curve.append(task.accuracy(model))
-    return curve
-
-
-def main(argv=None):
-    p = argparse.ArgumentParser(description="Measure the tasks (see the module docstring).")
-    p.add_argument("--tasks", default=",".join(TASKS))
-    p.add_argument("--timing", action="store_true", help="only the CPU cost")
-    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
-    p.add_argument("--modes", nargs="+", default=list(MODES), choices=MODES)
-    p.add_argument("--steps", type=int, default=400)
-    p.add_argument("--every", type=int, default=20)
-    p.add_argument("--lr", type=float, default=None, help="default: the task's")
-    args = p.parse_args(argv)
-    torch.set_num_threads(1)
-    for name in args.tasks.split(","):
-        T = TASKS[name]
-        t = time.perf_counter()
-        task = T(0)
-        init_s = time.perf_counter() - t
-        step_ms, acc_ms = _timing(task)
-        print(f"{name}: __init__ {init_s:.2f} s; CPU ms per step (batch {task.batch}, "
-              f"median of 200, 5 rounds) {' '.join(f'{x:.2f}' for x in step_ms)}; "
-              f"accuracy() {' '.join(f'{x:.1f}' for x in acc_ms)} ms", flush=True)
-        if args.timing:
-            continue
-        lr = args.lr or task.lr
-        for mode in args.modes:
-            for seed in args.seeds:
-                curve = _pilot(T, seed, mode, args.steps, args.every, lr)
-                tail = curve[-(len(curve) // 4 + 1):]
-                hit = next((i * args.every for i, a in enumerate(curve)
-                            if a >= task.target), None)
-                print(f"  {mode:6s} seed {seed} lr {lr}: "
-                      + " ".join(f"{a:.1f}" for a in curve)
-                      + f" | plateau (last quarter) {np.mean(tail):.2f}"
-                      + f" | target {task.target} at step {hit}", flush=True)
-
-
-if __name__ == "__main__":
-    main()

@@ -3,65 +3,44 @@
 
 The product's verdict: does a user of WAGMA reach the same accuracy sooner than with
 Horovod or local SGD, on ranks of uneven speed? Every case (task, data, pattern) runs
-every method (bench/tta_methods.py) on every seed, side by side in one launch; the
-order of the methods is reversed from one seed to the next so slow drift of the host's
-background load does not favour one method.
+every method (bench/methods.py) on every seed, side by side in one launch; the order
+of the methods is reversed from one seed to the next so slow drift of the host's load
+does not favour one method.
 
-Cases
------
-* tasks (bench/tasks.py): ``mlp`` (Gaussian mixture), ``cnn`` (scikit-learn digits),
-  ``seq`` (variable-length sequences: a batch's compute grows with its padded length).
-  Each has a target accuracy fixed in advance.
-* data: ``iid``, or ``noniid`` (80% of each rank's batch from its 2 home classes).
-* patterns (bench/harness.py; a sleep stands in for accelerator compute, scaled by the
-  task's ``compute_scale`` of the batch): ``random`` (the paper's: every step
-  ``--step-time``, ``--num-delayed`` ranks drawn per step sleep ``--delay`` more) and
-  ``persistent`` (rank 0 always takes ``--slow-factor`` x the step).
-* seeds: each seed changes the data, the initial model (the same on every rank), the
-  batches and the imbalance schedule; every method of a seed gets the same ones.
+Cases: tasks of bench/tasks.py (``mlp``, ``cnn``, ``seq``; each with a target accuracy
+fixed in advance; Keras runs ``mlp``), data ``iid`` or ``noniid`` (80% of each rank's
+batch from its home classes), patterns of bench/harness.py (``random``, ``persistent``;
+the sleep is scaled by the task's ``compute_scale`` of the batch), seeds (each changes
+the data, the initial model, the batches and the schedule; every method of a seed gets
+the same ones).
 
-The clock and the accuracy
---------------------------
-After a barrier every rank trains for ``--budget`` seconds of wall time. Like a user's
-script, every ``--eval-every`` steps (25) every rank evaluates (the loss of one batch)
-and averages the number through a Horovod allreduce, at the same step count on every
-rank; the evaluation's compute is taken off the clock, the collective (with any wait
-there for slower ranks) stays on it, so a method that waits, or hangs, beside a
-Horovod collective shows it in the verdict. That allreduce also carries "past the
-budget?": every method stops at the first evaluation past the budget. (With
-``--eval-every 0``, lockstep methods check the budget where they synchronise anyway
-and wait-avoiding global rounds stop each rank at its own deadline and then
-``join()``.) Nothing stops the clock: every
-``--interval`` seconds each rank keeps a copy of its model *as it was at that moment*
-(the model before the step under way). After the run, outside the clock, the copies
-are averaged over the ranks and the held-out accuracy of each averaged model is
-measured. That is the model a user gets by averaging (``sync()``) at that time; for
-Horovod all copies are equal. Time to target = the first snapshot time whose accuracy
-reaches the task's target (resolution ``--interval``); "inf" when never reached.
+The clock. After a barrier every rank trains for ``--budget`` seconds of wall time.
+Like a user's script, every ``--eval-every`` steps every rank evaluates the loss of one
+batch and averages it through a Horovod allreduce; the evaluation's compute is off the
+clock, the collective (with any wait there for slower ranks) stays on it, and it also
+carries "past the budget?", so every method stops at the first evaluation past the
+budget. (With ``--eval-every 0``, lockstep methods check the budget where they
+synchronise anyway and wait-avoiding WAGMA stops each rank at its own deadline, then
+``join()``.) Every ``--interval`` seconds each rank keeps a copy of its model as it
+was at that moment; after the run, off the clock, the copies are averaged over the
+ranks (the model a user gets from ``sync()`` then) and their held-out accuracy is
+measured. Time to target = the first snapshot time at or above the task's target
+("inf" when never).
 
-Report
-------
-Per case: for every method the median time to target over the seeds with its range,
-how many seeds reached it, the ratios to Horovod and to the best local-SGD baseline
-(the member of {localsgd, hier, diloco} with the lowest median time in that case), each
-computed per seed and reported as median [min-max], steps/s (median over ranks of each
-rank's steps per second, median over seeds) and the final accuracy (mean of the last 3
-snapshots). Then a summary table: one row per case, the ratios of each WAGMA variant,
-and the verdict of the issue's targets for ``wagma`` (the library's defaults): random
-imbalance <= 0.7x Horovod and <= 0.8x the best local-SGD baseline; persistent <= 0.7x
-Horovod. Outputs (rank 0): bench/results/time_to_accuracy.json (every curve) and an
-accuracy-against-wall-time PNG of one case (``--plot-case``).
+Report per case: each method's median time to target over the seeds with its range,
+seeds reaching it, ratios to Horovod and to the best local-SGD baseline (the one of
+localsgd, hier, diloco with the lowest median time), each per seed as median [min-max],
+steps/s and final accuracy (mean of the last 3 snapshots); then a summary with the
+verdict of the targets for ``wagma`` (the library's defaults): random <= 0.7x Horovod
+and <= 0.8x the best local-SGD baseline; persistent <= 0.7x Horovod.
 
-Run
----
-    python bench/time_to_accuracy.py [--np 8] [--tasks mlp,cnn,seq] [--data iid,noniid]
-        [--patterns random,persistent] [--seeds 3] [--budget 12]
-        [--methods horovod localsgd hier diloco wagma 'wagma:rule=local' ...]
+    python bench/time_to_accuracy.py [--framework torch|keras] [--np 8]
+        [--tasks mlp,cnn,seq] [--data iid,noniid] [--patterns random,persistent]
+        [--seeds 3] [--budget S] [--methods horovod localsgd hier diloco wagma ...]
 
-Run directly, the script re-launches itself under ``mpirun --oversubscribe``.
+Rank 0 writes bench/results/[keras_]time_to_accuracy.json (every curve) and a PNG of
+accuracy against wall time for one case (``--plot-case``).
 """
-# bench/ is sys.path[0] when a benchmark runs as a script.
-import argparse  # noqa: E402
 import json
 import math
 import os
@@ -69,83 +48,68 @@ import statistics
 import time
 
 import harness
+import methods as registry
+import plot
 import tasks as task_lib
-import tta_methods
-from mpi_launch import relaunch_under_mpirun
+from table import fmt_spread, fmt_time, print_table
 
-DEFAULT_METHODS = ["horovod", "localsgd", "hier", "diloco", "wagma"]
 TARGET_VS_HOROVOD, TARGET_VS_LOCAL = 0.7, 0.8
 # Seconds of training per run: Horovod, whose step lasts the slowest rank's (50 ms
 # random, 20 ms persistent), needs ~200-280 steps to reach the targets (bench/tasks.py).
 BUDGET = {"random": 16.0, "persistent": 8.0}
+DEFAULTS = {  # per framework: tasks, data, patterns, methods
+    "torch": ("mlp,cnn,seq", "iid,noniid", "random,persistent",
+              ["horovod", "localsgd", "hier", "diloco", "wagma"]),
+    "keras": ("mlp", "noniid", "random", ["horovod", "wagma"])}
 
 
 # -- command line ---------------------------------------------------------------------
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--np", type=int, default=8,
-                   help="ranks when the script launches mpirun itself (default 8)")
-    p.add_argument("--tasks", default=",".join(task_lib.TASKS),
-                   help=f"comma-separated subset of {','.join(task_lib.TASKS)}")
-    p.add_argument("--data", default="iid,noniid", help="iid, noniid or both (comma)")
-    p.add_argument("--patterns", default="random,persistent",
-                   help="random, persistent or both (comma)")
-    p.add_argument("--methods", nargs="+", default=DEFAULT_METHODS,
-                   help="method specs (bench/tta_methods.py); horovod is always run")
+    p = harness.parser(__doc__, np=8, timeout=3600)
+    harness.add_framework(p)
+    harness.add_methods(p)
+    p.add_argument("--tasks", help="comma-separated subset of mlp,cnn,seq (Keras: mlp)")
+    p.add_argument("--data", help="iid, noniid or both (comma)")
+    p.add_argument("--patterns", help="random, persistent or both (comma)")
     p.add_argument("--seeds", type=int, default=3, help="seeds 0..N-1 (default 3)")
     p.add_argument("--first-seed", type=int, default=0)
     p.add_argument("--budget", type=float, default=None,
-                   help="seconds of training per run (default: random "
-                        f"{BUDGET['random']:g}, persistent {BUDGET['persistent']:g}: about "
-                        "320 of Horovod's steps with the default pattern options)")
+                   help=f"seconds of training per run (default: random "
+                        f"{BUDGET['random']:g}, persistent {BUDGET['persistent']:g})")
     p.add_argument("--interval", type=float, default=0.25,
                    help="seconds between model snapshots (default 0.25)")
     p.add_argument("--eval-every", type=int, default=25,
-                   help="every this many steps every rank evaluates and averages the "
-                        "metric through a Horovod allreduce, as Horovod's examples do "
-                        "each epoch; its compute is off the clock (default 25; 0: never)")
+                   help="steps between evaluations averaged through a Horovod "
+                        "allreduce; their compute is off the clock (default 25; 0: never)")
     p.add_argument("--tau", type=int, default=10,
                    help="period of the local-SGD baselines and of Horovod's budget "
                         "checks (default 10; WAGMA's own default applies to wagma)")
     harness.add_pattern_args(p, one_pattern=False)
-    p.add_argument("--json", metavar="PATH",
-                   default=os.path.join(harness.RESULTS_DIR, "time_to_accuracy.json"))
-    p.add_argument("--plot", metavar="PATH",
-                   default=os.path.join(harness.RESULTS_DIR, "time_to_accuracy.png"))
+    harness.add_outputs(p)
     p.add_argument("--plot-case", default=None,
                    help="task/data/pattern of the plotted case (default: the first)")
-    p.add_argument("--timeout", type=int, default=3600,
-                   help="seconds before the self-launched mpirun kills the job")
     args = p.parse_args(argv)
     harness.check_pattern_args(p, args)
-    args.tasks = _choices(p, "--tasks", args.tasks, task_lib.TASKS)
-    args.data = _choices(p, "--data", args.data, ("iid", "noniid"))
-    args.patterns = _choices(p, "--patterns", args.patterns, ("random", "persistent"))
-    for spec in args.methods:
-        try:
-            tta_methods.parse_spec(spec)
-        except ValueError as e:
-            p.error(str(e))
-    args.methods = ["horovod"] + [m for m in dict.fromkeys(args.methods) if m != "horovod"]
+    tasks, data, patterns, specs = DEFAULTS[args.framework]
+    keras = args.framework == "keras"
+    args.tasks = harness.choices(p, "--tasks", args.tasks or tasks,
+                                 ("mlp",) if keras else tuple(task_lib.TASKS))
+    args.data = harness.choices(p, "--data", args.data or data, ("iid", "noniid"))
+    args.patterns = harness.choices(p, "--patterns", args.patterns or patterns,
+                                    ("random", "persistent"))
+    supported = ("horovod", "wagma") if keras else tuple(registry.KEYS)
+    specs = harness.check_methods(p, args.methods or specs, supported,
+                                  registry.KERAS_UNSUPPORTED if keras else ())
+    args.methods = ["horovod"] + [m for m in specs if m != "horovod"]
     if args.seeds < 1 or args.interval <= 0 or (args.budget is not None and args.budget <= 0):
         p.error("need --seeds >= 1, --interval > 0, --budget > 0")
+    stem = ("keras_" if keras else "") + "time_to_accuracy"
+    args.json = harness.output_path(args.json, stem + ".json")
+    args.plot = harness.output_path(args.plot, stem + ".png")
     return args
 
 
-def _choices(p, flag, text, allowed):
-    chosen = [c.strip() for c in text.split(",") if c.strip()]
-    bad = [c for c in chosen if c not in allowed]
-    if bad or not chosen:
-        p.error(f"{flag}: choose from {','.join(allowed)}, got {text!r}")
-    return chosen
-
-
-def pattern_args(args, pattern):
-    """The harness's pattern options for one pattern of the matrix."""
-    return argparse.Namespace(**dict(vars(args), pattern=pattern))
-
-
-# -- one run ----------------------------------------------------------------------------
+# -- the clock ------------------------------------------------------------------------
 class Snapshots:
     """Copies of the model at times interval, 2 interval, ..., budget (and 0): at the
     end of each step, every slot time the step spanned gets the model from before the
@@ -182,60 +146,12 @@ class Snapshots:
             self.filled += 1
 
 
-def torch_flatten(model):
-    """(flatten, numel) of a torch model's parameters, for Snapshots."""
-    import torch
-    params = list(model.parameters())
-
-    def flatten(out):
-        with torch.no_grad():
-            torch.cat([p.detach().reshape(-1) for p in params], out=torch.from_numpy(out))
-    return flatten, sum(p.numel() for p in params)
-
-
-def train(spec, task, case, seed, args, ctx):
-    """One method on one case and seed; returns the accuracy curve (rank 0) and the
-    per-rank pace."""
-    comm, rank, size = ctx["comm"], ctx["rank"], ctx["size"]
-    hvd = ctx["hvd"]
-    _, data, pattern = case
-    model = task.make_model(seed)
-    hvd.broadcast_parameters(model.state_dict(), root_rank=0)
-    method = tta_methods.build(spec, model, task, ctx)
-    budget = ctx["budget"]
-    sched, batches = ctx["sched"], ctx["batches"]
-    snaps = Snapshots(*torch_flatten(model), args.interval, budget)
-
-    def one_step(i):
-        b = batches[i % len(batches)]
-        time.sleep(sched[i % len(sched), rank] * task.compute_scale(b))
-        method.zero_grad()
-        task.loss(model, b).backward()
-        method.step()
-    evaluation = torch_evaluation(args, hvd, model, task, batches[0])
-    steps, wall = clocked_run(comm, budget, snaps, one_step, method.lockstep,
-                              method.synced, evaluation)
-    method.finish()
-    snaps.finish()
-    curve = evaluate(snaps, task, seed, comm)
-    rates = comm.gather(steps / wall, root=0)
-    waits = comm.gather(evaluation.collective_s if evaluation else 0.0, root=0)
-    del method
-    if rank == 0:
-        return {"method": spec, "task": case[0], "data": data, "pattern": pattern,
-                "seed": seed, "curve": curve, "steps_per_s_per_rank": rates,
-                "steps_per_s": statistics.median(rates),
-                "eval_collective_s_per_rank": waits}
-    return None
-
-
 class Evaluation:
-    """The common loop shape: every ``every`` steps, on every rank at the same step
-    count, an evaluation whose metric is averaged through a Horovod collective (as
-    Horovod's examples' ``metric_average`` does). ``metric()`` computes this rank's
-    number; ``allreduce(values)`` sums a list of floats over the ranks through
-    Horovod. The collective also carries "past the budget?", so every rank stops at
-    the same evaluation."""
+    """Every ``every`` steps, on every rank at the same step count, an evaluation whose
+    metric is averaged through a Horovod collective (as Horovod's examples'
+    ``metric_average``). ``metric()`` computes this rank's number; ``allreduce(values)``
+    sums a list of floats over the ranks through Horovod. The collective also carries
+    "past the budget?", so every rank stops at the same evaluation."""
 
     def __init__(self, every, metric, allreduce):
         self.every, self.metric, self.allreduce = every, metric, allreduce
@@ -254,12 +170,10 @@ class Evaluation:
 
 
 def clocked_run(comm, budget, snaps, one_step, lockstep, synced, evaluation=None):
-    """The clock of a run (module docstring): a barrier, then ``one_step(i)`` (the
-    compute sleep and the training step i) until the budget; lockstep methods agree
-    on stopping where ``synced(i)``. With an ``Evaluation``, every method runs it
-    every ``evaluation.every`` steps and all stop together at the first one past the
-    budget; its compute time is taken off the clock, its collective (including any
-    wait there for slower ranks) stays on it. Returns (steps, wall seconds)."""
+    """A barrier, then ``one_step(i)`` (the compute sleep and training step i) until the
+    budget; with an ``Evaluation`` all stop together at the first one past the budget,
+    without one lockstep methods agree on stopping where ``synced(i)``. Returns
+    (steps, wall seconds without the evaluations' compute)."""
     from mpi4py import MPI
     steps = 0
     comm.Barrier()
@@ -281,32 +195,6 @@ def clocked_run(comm, budget, snaps, one_step, lockstep, synced, evaluation=None
     return steps, time.perf_counter() - t0 - (evaluation.compute_s if evaluation else 0.0)
 
 
-def torch_evaluation(args, hvd, model, task, batch):
-    """An Evaluation of the held-out loss on one batch (or None with --eval-every 0)."""
-    if not args.eval_every:
-        return None
-    import torch
-
-    def metric():
-        with torch.no_grad():
-            return float(task.loss(model, batch))
-    return Evaluation(args.eval_every, metric, lambda values: hvd.allreduce(
-        torch.tensor(values, dtype=torch.float64), op=hvd.Sum, name="tta.eval").tolist())
-
-
-def evaluate(snaps, task, seed, comm):
-    """Held-out accuracy of the rank-averaged model at every snapshot time: the
-    averages are split over the ranks, rank 0 gets the curve."""
-    import torch
-    from torch.nn.utils import vector_to_parameters
-    model = task.make_model(seed)
-
-    def accuracy(flat):
-        vector_to_parameters(torch.from_numpy(flat), model.parameters())
-        return task.accuracy(model)
-    return evaluate_snapshots(snaps, accuracy, comm)
-
-
 def evaluate_snapshots(snaps, accuracy, comm):
     """[[time, accuracy(rank-averaged snapshot)], ...] on rank 0 (None elsewhere);
     ``accuracy(flat)`` evaluates one flat model, the snapshots are split over ranks."""
@@ -322,6 +210,155 @@ def evaluate_snapshots(snaps, accuracy, comm):
         return None
     accs = {k: a for part in parts for k, a in part.items()}
     return [[k * snaps.interval, accs[k]] for k in range(len(avg))]
+
+
+def pace(comm, steps, wall, extra=None):
+    """This run's per-rank pace, gathered on rank 0 (None elsewhere)."""
+    rates = comm.gather(steps / wall, root=0)
+    return None if rates is None else dict(steps_per_s_per_rank=rates,
+                                           steps_per_s=statistics.median(rates), **(extra or {}))
+
+
+# -- the frameworks -------------------------------------------------------------------
+def torch_flatten(model):
+    """(flatten, numel) of a torch model's parameters, for Snapshots."""
+    import torch
+    params = list(model.parameters())
+
+    def flatten(out):
+        with torch.no_grad():
+            torch.cat([p.detach().reshape(-1) for p in params], out=torch.from_numpy(out))
+    return flatten, sum(p.numel() for p in params)
+
+
+class Torch:
+    def setup(self, comm):
+        self.hvd = harness.start_torch()
+        harness.init_gloo(comm)
+        return ""
+
+    def train(self, spec, j, task, seed, args, run):
+        """One method on one seed; returns the run's curve and pace (rank 0)."""
+        import torch
+        from torch.nn.utils import vector_to_parameters
+        hvd, comm, rank = self.hvd, run["comm"], run["rank"]
+        model = task.make_model(seed)
+        hvd.broadcast_parameters(model.state_dict(), root_rank=0)
+        method = registry.build_torch(
+            spec, model, torch.optim.SGD(model.parameters(), lr=task.lr,
+                                         momentum=task.momentum),
+            hvd, comm.Get_size(), {"tau": args.tau, "outer": task.diloco_outer_lr})
+        sched, batches = run["sched"], run["batches"]
+        snaps = Snapshots(*torch_flatten(model), args.interval, run["budget"])
+
+        def one_step(i):
+            b = batches[i % len(batches)]
+            time.sleep(sched[i % len(sched), rank] * task.compute_scale(b))
+            method.zero_grad()
+            task.loss(model, b).backward()
+            method.step()
+
+        def metric():
+            with torch.no_grad():
+                return float(task.loss(model, batches[0]))
+        evaluation = Evaluation(args.eval_every, metric, lambda values: hvd.allreduce(
+            torch.tensor(values, dtype=torch.float64), op=hvd.Sum,
+            name="tta.eval").tolist()) if args.eval_every else None
+        steps, wall = clocked_run(comm, run["budget"], snaps, one_step, method.lockstep,
+                                  method.synced, evaluation)
+        method.finish()
+        snaps.finish()
+        check = task.make_model(seed)
+
+        def accuracy(flat):
+            vector_to_parameters(torch.from_numpy(flat), check.parameters())
+            return task.accuracy(check)
+        curve = evaluate_snapshots(snaps, accuracy, comm)
+        waits = comm.gather(evaluation.collective_s if evaluation else 0.0, root=0)
+        out = pace(comm, steps, wall, {"eval_collective_s_per_rank": waits})
+        return out and dict(out, curve=curve)
+
+    def batches(self, task, rank, size, data, rows, seed):
+        return task.batches(rank, size, data, rows, seed)
+
+    def teardown(self):
+        import torch.distributed as dist
+        dist.destroy_process_group()
+
+
+class Keras:
+    """The mlp task's 64-128-128-10 ReLU MLP in Keras 2 (tf_keras), seeded; a
+    ``tf.function`` step (``optimizer.minimize``, as Keras' train step), traced before
+    the clock starts, runs in the same Python loop as the PyTorch one."""
+
+    def setup(self, comm):
+        self.k = harness.start_keras()
+        tf = self.k.tf
+        return f"; TF {tf.__version__}, tf.keras = {tf.keras.__name__}"
+
+    def train(self, spec, j, task, seed, args, run):
+        k, comm, rank = self.k, run["comm"], run["rank"]
+        tf, np = k.tf, k.np
+        prefix = f"m{j}_s{seed}"
+        tf.keras.utils.set_random_seed(seed)
+        model = tf.keras.Sequential([
+            tf.keras.layers.Input((task.DIM,)),
+            tf.keras.layers.Dense(128, activation="relu", name=f"{prefix}_h1"),
+            tf.keras.layers.Dense(128, activation="relu", name=f"{prefix}_h2"),
+            tf.keras.layers.Dense(task.num_classes, name=f"{prefix}_out")], name=prefix)
+        k.hvd_tf.broadcast_variables(model.variables, root_rank=0)
+        opt, lockstep, synced = registry.build_keras(
+            spec, tf.keras.optimizers.SGD(learning_rate=task.lr, momentum=task.momentum),
+            k.hvd, k.hvd_keras, args.tau)
+        weights = model.trainable_variables
+        loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+        @tf.function(input_signature=[tf.TensorSpec((task.batch, task.DIM), tf.float32),
+                                      tf.TensorSpec((task.batch,), tf.int64)])
+        def step(x, y):
+            with tf.GradientTape() as tape:
+                loss = loss_fn(y, model(x, training=True))
+            opt.minimize(loss, weights, tape=tape)
+
+        step.get_concrete_function()   # traced (slots created) outside the clock
+        sizes = [int(np.prod(v.shape)) for v in weights]
+        sched, batches = run["sched"], run["batches"]
+        x, y = task.x_train.numpy(), task.y_train
+        snaps = Snapshots(lambda out: np.concatenate([v.numpy().ravel() for v in weights],
+                                                     out=out),
+                          sum(sizes), args.interval, run["budget"])
+
+        def one_step(i):
+            b = batches[i % len(batches)]
+            time.sleep(sched[i % len(sched), rank])   # mlp: compute_scale 1
+            step(x[b], y[b])
+        x0, y0 = x[batches[0]], y[batches[0]]
+        evaluation = Evaluation(
+            args.eval_every, lambda: float(loss_fn(y0, model(x0, training=False))),
+            lambda values: k.hvd_tf.allreduce(
+                tf.constant(values, tf.float64), op=k.hvd_tf.Sum,
+                name="tta.eval").numpy().tolist()) if args.eval_every else None
+        steps, wall = clocked_run(comm, run["budget"], snaps, one_step, lockstep, synced,
+                                  evaluation)
+        if not lockstep:
+            opt.join()
+        snaps.finish()
+        x_test, y_test = task.x_test.numpy(), task.y_test.numpy()
+
+        def accuracy(flat):
+            for v, part in zip(weights, np.split(flat, np.cumsum(sizes)[:-1])):
+                v.assign(part.reshape(v.shape))
+            pred = np.argmax(model(x_test, training=False).numpy(), 1)
+            return 100.0 * float(np.mean(pred == y_test))
+        curve = evaluate_snapshots(snaps, accuracy, comm)
+        out = pace(comm, steps, wall)
+        return out and dict(out, curve=curve)
+
+    def batches(self, task, rank, size, data, rows, seed):
+        return [b.numpy() for b in task.batches(rank, size, data, rows, seed)]
+
+    def teardown(self):
+        pass
 
 
 # -- analysis -------------------------------------------------------------------------
@@ -346,12 +383,17 @@ def ratio(a, b):
     return a / b
 
 
+def _ratio_spread(values):
+    vals = [v for v in values if not math.isnan(v)]
+    return spread(vals) if vals else None
+
+
 def analyse_case(runs, methods, target):
     """Per-method rows of one case (runs: every method and seed of it)."""
     by = {m: {r["seed"]: r for r in runs if r["method"] == m} for m in methods}
     times = {m: {s: time_to_target(r, target) for s, r in by[m].items()} for m in methods}
     med = {m: spread(times[m].values())[0] for m in methods}
-    baselines = [m for m in methods if tta_methods.family(m) in tta_methods.BASELINES]
+    baselines = [m for m in methods if registry.family(m) in registry.BASELINES]
     best_local = min(baselines, key=lambda m: (med[m], m)) if baselines else None
     rows = {}
     for m in methods:
@@ -371,14 +413,9 @@ def analyse_case(runs, methods, target):
     return rows, best_local
 
 
-def _ratio_spread(values):
-    vals = [v for v in values if not math.isnan(v)]
-    return spread(vals) if vals else None
-
-
 def verdict(case, row, best_local):
-    """The issue's targets for the library's defaults ('wagma'); random imbalance with
-    no local-SGD baseline in the case (best_local None): the target vs Horovod only."""
+    """The targets for the library's defaults ('wagma'); random imbalance with no
+    local-SGD baseline in the case (best_local None): the target vs Horovod only."""
     _, _, pattern = case
     h = row["x_horovod"]
     ok_h = h is not None and h[0] <= TARGET_VS_HOROVOD
@@ -391,21 +428,11 @@ def verdict(case, row, best_local):
     return "met" if ok_h and ok_l else "MISSED"
 
 
-def fmt_time(t):
-    return "inf" if t == math.inf else f"{t:.2f}"
-
-
-def fmt_spread(s, unit=""):
-    if s is None:
-        return "-"
-    med, lo, hi = s
-    return f"{fmt_time(med)}{unit} [{fmt_time(lo)}-{fmt_time(hi)}]"
-
-
 def case_name(case):
     return "/".join(case)
 
 
+# -- reporting ------------------------------------------------------------------------
 def print_case(case, rows, best_local, target, budget):
     print(f"\n{case_name(case)}: target {target:g}%, budget {budget:g} s; "
           f"best local-SGD baseline: {best_local}")
@@ -416,11 +443,11 @@ def print_case(case, rows, best_local, target, budget):
                       fmt_spread(r["x_horovod"]), fmt_spread(r["x_best_local"]),
                       f"{r['steps_per_s']:.1f}", f"{r['final_acc']:.2f}",
                       verdict(case, r, best_local) if m == "wagma" else ""])
-    harness.print_table(table)
+    print_table(table)
 
 
 def print_summary(results, methods):
-    wagmas = [m for m in methods if tta_methods.family(m) == "wagma"]
+    wagmas = [m for m in methods if registry.family(m) == "wagma"]
     print("\nSummary: median over seeds of each WAGMA variant's time to target, "
           "x Horovod / x best local-SGD baseline")
     table = [["case", "best local"] + wagmas + ["verdict (wagma)"]]
@@ -434,36 +461,23 @@ def print_summary(results, methods):
         table.append([name, res["best_local"] or "-"] + cells +
                      [verdict(tuple(name.split("/")), rows["wagma"], res["best_local"])
                       if "wagma" in rows else ""])
-    harness.print_table(table)
+    print_table(table)
 
 
-def plot(case, runs, methods, target, path):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(9, 5.5))
-    colours = plt.cm.tab10.colors
+def plot_case(case, runs, methods, target, path):
+    """Accuracy against wall time of every method and seed of one case."""
+    series = []
     for i, m in enumerate(methods):
         mine = sorted((r for r in runs if r["method"] == m), key=lambda r: r["seed"])
         for j, r in enumerate(mine):
-            t = time_to_target(r, target)
-            label = f"{m} (seed {r['seed']}: {fmt_time(t)} s)" if j == 0 else None
-            ax.plot([p[0] for p in r["curve"]], [p[1] for p in r["curve"]],
-                    color=colours[i % 10], lw=1.8 if j == 0 else 0.8,
-                    alpha=1.0 if j == 0 else 0.45, label=label)
-    ax.axhline(target, color="red", ls=":", lw=1, label=f"target {target:g}%")
-    ax.set_xlabel("wall time, s")
-    ax.set_ylabel("held-out accuracy of the rank-averaged model, %")
-    ax.set_title(f"Time to accuracy, {case_name(case)}, P={runs[0]['ranks']} "
-                 f"(thin: other seeds)")
+            label = (f"{m} (seed {r['seed']}: {fmt_time(time_to_target(r, target))} s)"
+                     if j == 0 else None)
+            series.append((i, r["curve"], label, j == 0))
     lo = min(p[1] for r in runs for p in r["curve"][len(r["curve"]) // 5:])
-    ax.set_ylim(max(0, lo - 3), min(100, target + 6))
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
-    fig.tight_layout()
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    plot.curves(path, series, target, "wall time, s",
+                "held-out accuracy of the rank-averaged model, %",
+                f"Time to accuracy, {case_name(case)}, P={runs[0]['ranks']} "
+                "(thin: other seeds)", (max(0, lo - 3), min(100, target + 6)))
 
 
 def jsonable(obj):
@@ -478,90 +492,76 @@ def jsonable(obj):
 
 # -- the driver -----------------------------------------------------------------------
 def run(args):
-    from mpi4py import MPI  # MPI_THREAD_MULTIPLE, before Horovod and the engine
-    import torch
-    import torch.distributed as dist
+    from mpi4py import MPI
     comm = MPI.COMM_WORLD
     rank, size = comm.Get_rank(), comm.Get_size()
-    torch.set_num_threads(1)
-    import horovod_wagma.torch as hvd
-    hvd.init()
-    harness.init_gloo(comm)
-    ctx = dict(hvd=hvd, comm=comm, rank=rank, size=size, tau=args.tau,
-               default_group_size=hvd.default_group_size(size))
+    framework = Torch() if args.framework == "torch" else Keras()
+    versions = framework.setup(comm)
     if rank == 0:
-        print(f"P={size}; methods {' '.join(args.methods)}; seeds {args.first_seed}.."
-              f"{args.first_seed + args.seeds - 1}; "
-              f"{harness.describe_pattern(pattern_args(args, 'random'), size)}; "
-              f"{harness.describe_pattern(pattern_args(args, 'persistent'), size)}",
-              flush=True)
+        print(f"P={size}; {args.framework}{versions}; methods {' '.join(args.methods)}; "
+              f"seeds {args.first_seed}..{args.first_seed + args.seeds - 1}; "
+              + "; ".join(harness.describe_pattern(harness.with_pattern(args, p), size)
+                          for p in args.patterns), flush=True)
     started = time.time()
     all_runs, results = [], {}
     for task_name in args.tasks:
         for data in args.data:
             for pattern in args.patterns:
-                case = (task_name, data, pattern)
-                runs = run_case(case, args, ctx)
+                case = (("keras-" if args.framework == "keras" else "") + task_name,
+                        data, pattern)
+                runs = run_case(framework, case, task_name, args, comm)
                 if rank == 0:
                     all_runs += runs
-                    task_cls = task_lib.TASKS[task_name]
-                    rows, best = analyse_case(runs, args.methods, task_cls.target)
+                    target = task_lib.TASKS[task_name].target
+                    rows, best = analyse_case(runs, args.methods, target)
                     results[case_name(case)] = {"rows": rows, "best_local": best,
-                                                "target": task_cls.target}
-                    print_case(case, rows, best, task_cls.target, runs[0]["budget"])
+                                                "target": target}
+                    print_case(case, rows, best, target, runs[0]["budget"])
     if rank == 0:
         print_summary(results, args.methods)
         print(f"\ntotal {time.time() - started:.0f} s")
         plotted = args.plot_case or next(iter(results))
-        runs = [r for r in all_runs if case_name((r["task"], r["data"], r["pattern"]))
-                == plotted]
-        if runs and args.plot:
-            plot(tuple(plotted.split("/")), runs, args.methods,
-                 results[plotted]["target"], args.plot)
+        runs = [r for r in all_runs
+                if case_name((r["task"], r["data"], r["pattern"])) == plotted]
+        if runs:
+            plot_case(tuple(plotted.split("/")), runs, args.methods,
+                      results[plotted]["target"], args.plot)
             print(f"wrote {args.plot}")
-        if args.json:
-            os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
-            with open(args.json, "w") as f:
-                json.dump(jsonable({"ranks": size, "args": vars(args), "results": results,
-                                    "runs": all_runs}), f, indent=1)
-            print(f"wrote {args.json}")
+        with open(args.json, "w") as f:
+            json.dump(jsonable({"ranks": size, "framework": args.framework,
+                                "args": vars(args), "results": results,
+                                "runs": all_runs}), f, indent=1)
+        print(f"wrote {args.json}")
     comm.Barrier()
-    dist.destroy_process_group()
+    framework.teardown()
 
 
-def run_case(case, args, ctx):
-    task_name, data, pattern = case
-    comm, rank, size = ctx["comm"], ctx["rank"], ctx["size"]
+def run_case(framework, case, task_name, args, comm):
+    """Every seed and method of one case; rank 0 gets the finished runs."""
+    rank, size = comm.Get_rank(), comm.Get_size()
+    _, data, pattern = case
     runs = []
     for seed in range(args.first_seed, args.first_seed + args.seeds):
         task = task_lib.TASKS[task_name](seed)
-        ctx["budget"] = args.budget or BUDGET[pattern]
-        rows = int(ctx["budget"] / (0.5 * args.step_time)) + 1
-        ctx["sched"] = harness.compute_schedule(pattern_args(args, pattern), size, rows,
-                                                seed)
-        ctx["batches"] = task.batches(rank, size, data, rows, seed)
-        order = args.methods if seed % 2 == 0 else list(reversed(args.methods))
-        for spec in order:
-            rec = train(spec, task, case, seed, args, ctx)
+        budget = args.budget or BUDGET[pattern]
+        rows = int(budget / (0.5 * args.step_time)) + 1
+        run = dict(comm=comm, rank=rank, budget=budget, sched=harness.compute_schedule(
+            harness.with_pattern(args, pattern), size, rows, seed),
+            batches=framework.batches(task, rank, size, data, rows, seed))
+        order = list(enumerate(args.methods))
+        for j, spec in (order if seed % 2 == 0 else order[::-1]):
+            rec = framework.train(spec, j, task, seed, args, run)
             if rank == 0:
-                runs.append(finished(rec, case, size, ctx["budget"], task.target))
+                rec.update(method=spec, task=case[0], data=data, pattern=pattern,
+                           seed=seed, ranks=size, budget=budget, target=task.target)
+                print(f"  {case_name(case)} seed {seed} {spec:28s} target "
+                      f"{fmt_time(time_to_target(rec, task.target)):>5} s, final "
+                      f"{final_accuracy(rec):.2f}%, {rec['steps_per_s']:.1f} steps/s",
+                      flush=True)
+                runs.append(rec)
     return runs
 
 
-def finished(rec, case, ranks, budget, target):
-    """Completes a run's record (rank 0) and prints its progress line."""
-    rec.update(ranks=ranks, budget=budget, target=target)
-    print(f"  {case_name(case)} seed {rec['seed']} {rec['method']:28s} target "
-          f"{fmt_time(time_to_target(rec, target)):>5} s, final "
-          f"{final_accuracy(rec):.2f}%, {rec['steps_per_s']:.1f} steps/s", flush=True)
-    return rec
-
-
-def main():
-    args = parse_args()
-    relaunch_under_mpirun(__file__, args.np, args.timeout)
-    harness.abort_on_error(run, args)
-
-
 if __name__ == "__main__":
-    main()
+    args = parse_args()
+    harness.launch(__file__, args, run, harness.FRAMEWORK_ENV[args.framework])

@@ -5,15 +5,16 @@ idle and reads the CPU time of each thread from /proc over the idle window. The
 engine's thread is named "wagma-engine"; Horovod's own background thread and the
 rest of the process are reported beside it for scale.
 
-    python bench/idle_cpu.py            # re-launches itself under mpirun, 2 ranks
+    python lab/idle_cpu.py            # re-launches itself under mpirun, 2 ranks
 """
 import argparse
 import os
-import subprocess
 import sys
 import time
 
-from thread_cpu import thread_cpu_seconds  # bench/ is sys.path[0]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "bench"))
+from harness import relaunch_under_mpirun, thread_cpu_seconds  # noqa: E402
 
 
 def cpu_by_thread_name():
@@ -52,13 +53,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--window", type=float, default=10.0)
     args = p.parse_args()
-    if "OMPI_COMM_WORLD_SIZE" in os.environ:
-        return worker(args)
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_mpi_yield_when_idle="1")
-    subprocess.run(["mpirun", "-np", "2", "--oversubscribe", sys.executable,
-                    os.path.abspath(__file__), "--window", str(args.window)],
-                   env=env, check=True)
+    relaunch_under_mpirun(__file__, 2, timeout=600)
+    worker(args)
 
 
 if __name__ == "__main__":

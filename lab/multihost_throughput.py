@@ -20,16 +20,17 @@ host h. Two scenarios, one cluster each:
 
 Each scenario is one launch with every method side by side (``--trials`` interleaved
 trials, median reported). The figure is samples/s summed over ranks, next to the
-pattern's ideals. Results: bench/results/multihost_<scenario>.json/.png (imbalance.py's
-schema) and bench/results/multihost_throughput.json, which gathers both with each
-cluster's hosts and measured round trips (bench/simulate.py validates against it).
+pattern's ideals. Results: lab/results/multihost_<scenario>.json/.png (imbalance.py's
+schema) and lab/results/multihost_throughput.json, which gathers both with each
+cluster's hosts and measured round trips (lab/simulate.py validates against it once
+copied to lab/calibration/).
 
 Horovod's collective alone (``--collectives``, also part of every full run): in each
 scenario's cluster, bench/op_bench.py with one group of all ranks (``--group-sizes
 P``) times ``hvd.allreduce`` (negotiation + MPI_Allreduce) and MPI_Allreduce at the
 benchmark's gradient size and at 8 bytes (Horovod's coordination word), with nothing
-else running. Results: bench/results/op_bench_multihost_<scenario>.json, which
-bench/simulate.py reads as the cost of Horovod's collective across those hosts, the
+else running. Results: lab/results/op_bench_multihost_<scenario>.json, which
+lab/simulate.py reads (from lab/calibration/) as the cost of Horovod's collective across those hosts, the
 way it reads op_bench_P{8,16}.json on one host.
 
 Engine settings side by side (``--variant``): each trial launches once per variant,
@@ -37,12 +38,13 @@ in turn, inside the same cluster, so that the variants share the machine's state
 table gives each variant's median samples/s with the min-max over trials. E.g. cutting
 cross-host messages under the TCP eager limit against not cutting them:
 
-    python bench/multihost_throughput.py --scenarios slow_link --methods wagma,wagma_wa \
+    python lab/multihost_throughput.py --scenarios slow_link \
+        --methods wagma:rounds=blocking wagma:rounds=wa \
         --variant cut: --variant whole:HOROVOD_WAGMA_FRAGMENT_BYTES=0
 
 Run (root; iproute2 and gcc; a few minutes)
 ---
-    python bench/multihost_throughput.py [--scenarios slow_link,slow_host] [--trials 3]
+    python lab/multihost_throughput.py [--scenarios slow_link,slow_host] [--trials 3]
         [--steps 200] [--collectives]
 """
 import argparse
@@ -55,6 +57,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+BENCH = os.path.join(ROOT, "bench")
 sys.path.insert(0, ROOT)
 
 from multihost.cluster import (EmulatedCluster, HostSpec, Link,  # noqa: E402
@@ -65,7 +68,7 @@ RESULTS = os.path.join(HERE, "results")
 # coordination word; op_bench --sizes.
 COLLECTIVE_SIZES = "8,284712"
 FAST, SLOW = Link(1.0, 1000.0), Link(4.0, 100.0)
-METHODS = ["horovod", "localsgd", "wagma", "wagma_wa"]
+METHODS = ["horovod", "localsgd", "wagma:rounds=blocking", "wagma:rounds=wa"]
 
 SCENARIOS = {
     "slow_link": dict(hosts=[HostSpec(2, FAST), HostSpec(2, FAST), HostSpec(2, SLOW)],
@@ -86,8 +89,8 @@ def scenario_args(name, args):
         pattern[pattern.index("--slow-factor") + 1] = f"{args.slow_factor:g}"
         suffix += f"_f{args.slow_factor:g}"
     if args.methods:
-        pattern += ["--methods", args.methods]
-        suffix += "_" + args.methods.replace(",", "-")
+        pattern += ["--methods", *args.methods]
+        suffix += "_" + "-".join(args.methods).replace(":", "_").replace("=", "")
     return pattern, suffix
 
 
@@ -110,7 +113,7 @@ def launch(cluster, name, pattern, trials, out, extra_env, args):
     env = cluster.env(dict(os.environ, PYTHONUNBUFFERED="1",
                            WAGMA_BENCH_MASTER_ADDR=cluster.addresses[0],
                            GLOO_SOCKET_IFNAME="eth0", **extra_env))
-    cmd = cluster.mpirun([sys.executable, os.path.join(HERE, "imbalance.py"),
+    cmd = cluster.mpirun([sys.executable, os.path.join(BENCH, "imbalance.py"),
                           *pattern, "--trials", str(trials),
                           "--steps", str(args.steps), "--json", out + ".json",
                           "--plot", out + ".png"])
@@ -125,9 +128,9 @@ def time_collectives(cluster, name, args):
     """op_bench across the cluster, one group of every rank: hvd.allreduce and
     MPI_Allreduce at COLLECTIVE_SIZES, alone on the hosts."""
     out = os.path.join(RESULTS, f"op_bench_multihost_{name}.json")
-    cmd = cluster.mpirun([sys.executable, os.path.join(HERE, "op_bench.py"),
+    cmd = cluster.mpirun([sys.executable, os.path.join(BENCH, "op_bench.py"),
                           "--group-sizes", str(cluster.size), "--sizes", COLLECTIVE_SIZES,
-                          "--methods", "mpi_hvd,hvd", "--iters", "20", "--trials", "5",
+                          "--methods", "mpi_hvd", "hvd", "--iters", "20", "--trials", "5",
                           "--json", out])
     proc = subprocess.run(cmd, env=cluster.env(dict(os.environ, PYTHONUNBUFFERED="1")),
                           timeout=args.timeout)
@@ -177,7 +180,7 @@ def compare_variants(cluster, name, pattern, out, args):
                           for m, c in table[v].items())
         print(f"  {v:>10} {env}: {cells}")
     return {"variants": {v: env for v, env in args.variant}, "samples_per_s": table,
-            "command": "python bench/multihost_throughput.py " + " ".join(sys.argv[1:])}
+            "command": "python lab/multihost_throughput.py " + " ".join(sys.argv[1:])}
 
 
 def main():
@@ -191,9 +194,9 @@ def main():
     p.add_argument("--slow-factor", type=float, default=None,
                    help="slow_host only: the slow ranks' step-time factor (default 2); "
                         "results go to multihost_slow_host_f<F>.json, not the gathered file")
-    p.add_argument("--methods", default=None,
-                   help="a subset of imbalance.py's methods (default: all four); results "
-                        "go to files with the methods in their name")
+    p.add_argument("--methods", nargs="+", default=None,
+                   help="imbalance.py method specs (default: its four); results go to "
+                        "files with the methods in their name")
     p.add_argument("--variant", action="append", type=parse_variant, default=[],
                    metavar="NAME:K=V;K=V",
                    help="engine settings to compare side by side (repeat; 'NAME:' is "
@@ -230,7 +233,7 @@ def main():
         gathered["scenarios"][name] = result
         if scenario_args(name, args)[1]:
             continue  # a variation: its own files only
-        gathered["command"] = "python bench/multihost_throughput.py " + " ".join(sys.argv[1:])
+        gathered["command"] = "python lab/multihost_throughput.py " + " ".join(sys.argv[1:])
         with open(path, "w") as f:
             json.dump(gathered, f, indent=1)
     if args.variant or args.collectives:
@@ -238,14 +241,14 @@ def main():
     print(f"\nsamples/s summed over ranks (median of {args.trials} trials); "
           f"{time.monotonic() - t0:.0f} s")
     methods = METHODS
-    print(f"{'scenario':>10} " + " ".join(f"{m:>9}" for m in methods)
-          + f" {'ideal':>7} {'no_wait':>7}  wagma_wa/wagma")
+    print(f"{'scenario':>10} " + " ".join(f"{m:>9}" for m in ("horovod", "localsgd", "blocking", "wa"))
+          + f" {'ideal':>7} {'no_wait':>7}  wa/blocking wagma")
     nan = float("nan")
     for name in names:
         r = gathered["scenarios"][name]["result"]["samples_per_s"]
         print(f"{name:>10} " + " ".join(f"{r.get(m, nan):9.0f}" for m in methods)
               + f" {r['ideal']:7.0f} {r['no_wait']:7.0f}  "
-              f"{r.get('wagma_wa', nan) / r.get('wagma', nan):.2f}x")
+              f"{r.get(METHODS[3], nan) / r.get(METHODS[2], nan):.2f}x")
     if any(not scenario_args(name, args)[1] for name in names):
         print(f"wrote {path}")
 

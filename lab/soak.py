@@ -59,17 +59,15 @@ than ``--stall-timeout`` (120 s); mpirun then reports a rank "exited on signal 1
 
 Run
 ---
-    python bench/soak.py [--np 4] [--rounds 10000] [--warmup 1000] [--big-bytes 1048576]
+    python lab/soak.py [--np 4] [--rounds 10000] [--warmup 1000] [--big-bytes 1048576]
                          [--small-streams 3] [--straggle-ms 2] [--sync-period 10]
                          [--group-size S] [--sample-every 250] [--seed 0] [--json PATH]
 
 Run directly, the script re-launches itself under ``mpirun -np NP --oversubscribe``
 with the environment this machine needs (run-as-root, ``OMPI_MCA_mpi_yield_when_idle=1``;
-DESIGN.md section 5). Started by mpirun, it uses the world size it is given. Rank 0
+docs/launching.md). Started by mpirun, it uses the world size it is given. Rank 0
 prints the table and the verdicts. It is not part of ``make test``.
 """
-# bench/ is sys.path[0] when a benchmark runs as a script.
-from mpi_launch import relaunch_under_mpirun  # noqa: E402
 import argparse
 import faulthandler
 import json
@@ -79,6 +77,10 @@ import signal
 import sys
 import time
 import zlib
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "bench"))
+from harness import relaunch_under_mpirun  # noqa: E402  (the Open MPI settings)
 
 # Small streams cycle through these (label, bytes, dtype name).
 SMALL_SPECS = (("1K", 1024, "float16"), ("16K", 16 << 10, "float64"),

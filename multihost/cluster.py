@@ -41,7 +41,7 @@ DELAYLINE_SRC = os.path.join(HERE, "delayline.c")
 AGENT = os.path.join(HERE, "agent.sh")
 TCP_RETRIES2 = 5
 # Each link direction's token bucket (tc tbf burst): a few full-size segments pass at
-# line rate after an idle spell. bench/simulate.py models it from this constant.
+# line rate after an idle spell. lab/simulate.py models it from this constant.
 LINK_BURST_BYTES = 128 * 1024
 
 

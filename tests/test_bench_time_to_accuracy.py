@@ -10,7 +10,7 @@ import pytest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "bench"))
 import time_to_accuracy as tta  # noqa: E402
-import tta_methods  # noqa: E402
+import methods  # noqa: E402  (bench/methods.py: the one method syntax)
 
 
 def test_snapshot_slots_hold_the_model_before_the_step_that_spans_them():
@@ -61,12 +61,28 @@ def test_analysis_ratios_per_seed_and_best_local_baseline():
     ("localsgd:S=2", "unknown options"), ("horovod:tau=3", "unknown options")])
 def test_bad_method_specs_are_refused(spec, error):
     with pytest.raises(ValueError, match=error):
-        tta_methods.parse_spec(spec)
+        methods.parse_spec(spec)
 
 
 def test_method_spec_values():
-    assert tta_methods.parse_spec("wagma:rule=local,S=2,outer=0.5,rounds=wa") == (
+    assert methods.parse_spec("wagma:rule=local,S=2,outer=0.5,rounds=wa") == (
         "wagma", {"rule": "local", "S": 2, "outer": 0.5, "rounds": "wa"})
+
+
+def test_method_specs_say_which_run_in_lockstep_and_map_to_the_optimizer_knobs():
+    # The library's default global rounds are wait-avoiding; group rounds that wait
+    # (wa=0) make them blocking too.
+    assert not methods.blocking("wagma") and not methods.blocking("wagma:rounds=wa")
+    assert methods.blocking("wagma:rounds=blocking") and methods.blocking("wagma:wa=0")
+    assert methods.blocking("horovod") and methods.blocking("localsgd:tau=4")
+    assert methods.wagma_knobs({"rounds": "wa", "S": 2, "wa": 0, "fp16": 1},
+                               {"tau": 10, "S": None}) == {
+        "sync_period": 10, "global_rounds": "wait_avoiding", "group_size": 2,
+        "wait_avoiding": False}
+    with pytest.raises(ValueError, match="this benchmark runs"):
+        methods.check("localsgd", ("horovod", "wagma"))
+    with pytest.raises(ValueError, match="not supported"):
+        methods.check("wagma:outer=0.5", ("wagma",), ("outer",))
 
 
 def test_the_clock_evaluates_through_the_collective_and_stops_together():

@@ -10,7 +10,7 @@
                 their engine thread (a stale value), so it completes T_group after
                 the activator's call. A member that calls later gets the result at
                 once; one that calls while it is in flight waits for its completion.
-* ``wagma_wa``  WAGMA with wait-avoiding global rounds (DESIGN.md section 3): global
+* ``wagma_wa``  WAGMA with wait-avoiding global rounds (docs/design.md): global
                 rounds too are activated by the first caller and joined passively.
                 A lagging app skips the rounds its engine served while it computed
                 (the engine's TakeAppRound, cpp_ops/engine/engine_rounds.cc): it takes
