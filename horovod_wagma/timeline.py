@@ -338,7 +338,8 @@ def plot(events, out_path, start_s=None, end_s=None):
 # ----------------------------------------------------------------------------- main
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m horovod_wagma.timeline",
+                                 description=__doc__.split("\n\n")[0])
     ap.add_argument("traces", nargs="+", help="per-rank trace files or glob patterns")
     ap.add_argument("-o", "--output", help="PNG to write")
     ap.add_argument("--merged", help="also write the merged trace here")
