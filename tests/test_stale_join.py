@@ -1,8 +1,8 @@
 """Published values and the 'fresh' / 'paper' / 'local' rules with a genuinely stale
-member."""
+member. The three rules run in one launch per framework (workers/stale_join.py)."""
 import pytest
 
-from conftest import framework_env
+from conftest import FRAMEWORKS, framework_env, run_scenarios
 
 EXPECTED = {
     # rank 0 contributed its fresh 10.5, rank 1's engine its published 0.5 (s = 11).
@@ -14,13 +14,19 @@ EXPECTED = {
 }
 
 
-@pytest.mark.parametrize("averaging", ["fresh", "paper", "local"])
-def test_late_member_result_follows_rule(mpi, framework, averaging):
-    run = mpi("stale_join.py", 2, averaging, timeout=180, env=framework_env(framework))
+@pytest.fixture(scope="module", params=FRAMEWORKS)
+def launch(request):
+    return run_scenarios("stale_join.py", 2, list(EXPECTED), timeout=300,
+                         env=framework_env(request.param))
+
+
+@pytest.mark.parametrize("averaging", list(EXPECTED))
+def test_late_member_result_follows_rule(launch, averaging):
+    results = launch.results(averaging)
     for rank in (0, 1):
-        res = run.results[rank]
+        res = results[rank]
         assert res["y0"] == 0.5
         assert res["y1"] == pytest.approx(EXPECTED[averaging][rank], abs=1e-12), res
     # Rank 0 did not wait for rank 1's 0.5 s sleep; rank 1 found its round done.
-    assert run.results[0]["wait"] < 0.25
-    assert run.results[1]["wait"] < 0.1
+    assert results[0]["wait"] < 0.25
+    assert results[1]["wait"] < 0.1
