@@ -1,15 +1,26 @@
 """Staleness bound (DESIGN.md §3): global rounds block, so no rank ever gets more than
-tau rounds ahead of another."""
+tau rounds ahead of another. Both taus run in one launch (workers/staleness.py)."""
 import pytest
 
+from conftest import run_scenarios
 from reference import is_global
 
+TAUS = (3, 5)
 
-@pytest.mark.parametrize("tau", [3, 5])
-def test_no_rank_more_than_tau_rounds_ahead(mpi, tau):
+
+def scenario(tau):
+    return f"{tau},{4 * tau + 2}"
+
+
+@pytest.fixture(scope="module")
+def launch():
+    return run_scenarios("staleness.py", 4, [scenario(t) for t in TAUS], timeout=240)
+
+
+@pytest.mark.parametrize("tau", TAUS)
+def test_no_rank_more_than_tau_rounds_ahead(launch, tau):
     rounds = 4 * tau + 2
-    run = mpi("staleness.py", 4, tau, rounds, timeout=120)
-    res = run.results
+    res = launch.results(scenario(tau))
     for a in res:
         for b in res:
             for r in range(rounds):
