@@ -1,6 +1,9 @@
 """Uneven data through join(): no hang, no error, and the joined ranks' final models
 keep taking part, exactly as DESIGN.md §3 defines rounds."""
 import numpy as np
+import pytest
+
+from conftest import run_scenarios
 
 from reference import is_global, phase_of
 
@@ -32,9 +35,14 @@ def expected_outputs(runs, size, sync_period=4):
     return expected
 
 
-def test_join_serves_final_model_exactly(mpi):
-    run = mpi("uneven.py", 4, "op", timeout=120)
-    res = run.results
+@pytest.fixture(scope="module")
+def launch():
+    """Both scenarios in one launch (workers/uneven.py)."""
+    return run_scenarios("uneven.py", 4, ["op", "optimizer"], timeout=270)
+
+
+def test_join_serves_final_model_exactly(launch):
+    res = launch.results("op")
     expected = expected_outputs(res, 4)
     for r in range(4):
         assert res[r]["last"] == 3, res[r]["last"]  # rank 3 has the most data
@@ -44,12 +52,11 @@ def test_join_serves_final_model_exactly(mpi):
     # The early joiners' engines kept serving: rank 0 ran 3 rounds itself, and its
     # engine joined the others' later rounds for it.
     assert res[0]["stats"]["rounds"] == 3
-    assert run.elapsed < 100
+    assert launch.seconds("op") < 100
 
 
-def test_optimizer_join_with_uneven_batches(mpi):
-    run = mpi("uneven.py", 4, "optimizer", timeout=150)
-    res = run.results
+def test_optimizer_join_with_uneven_batches(launch):
+    res = launch.results("optimizer")
     assert {res[r]["last"] for r in range(4)} == {3}
     # Every rank continues from the furthest step any rank reached.
     assert {res[r]["round"] for r in range(4)} == {20 + 7 * 3}

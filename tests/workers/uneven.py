@@ -3,21 +3,21 @@ serving every round with its final value until all have joined, with no hang and
 error. Without wait-avoidance the results are deterministic, so every rank reports
 its inputs and outputs and the test replays the exact expected values.
 
-argv: mode ("op" or "optimizer")."""
+Usage: uneven.py SCENARIO... with scenarios "op" and "optimizer" (own streams each)."""
 import sys
 
 import numpy as np
 import torch
 
-from common import emit
+from common import run_scenarios
 
 import horovod_wagma.torch as hvd
 
-mode = sys.argv[1]
 hvd.init(group_size=2, sync_period=4, wait_avoiding=False)
 rank, size = hvd.rank(), hvd.size()
 
-if mode == "op":
+
+def op():
     steps = 3 + 2 * rank
     x = torch.tensor([float(rank), 10.0 * rank + 1.0], dtype=torch.float64)
     inputs, outputs = [], []
@@ -27,9 +27,11 @@ if mode == "op":
         x = hvd.group_allreduce(x, name="uneven")
         outputs.append(x.tolist())
     last = hvd.join()
-    emit(rank, steps=steps, inputs=inputs, outputs=outputs, last=last,
-         stats=hvd.stats("uneven"), phases=hvd.groups(size, 2))
-else:
+    return dict(steps=steps, inputs=inputs, outputs=outputs, last=last,
+                stats=hvd.stats("uneven"), phases=hvd.groups(size, 2))
+
+
+def optimizer():
     torch.manual_seed(rank)
     model = torch.nn.Linear(4, 1)
     opt = hvd.DistributedWagmaOptimizer(torch.optim.SGD(model.parameters(), lr=0.05),
@@ -46,5 +48,8 @@ else:
     last = opt.join()
     opt.sync()  # every rank again in step: a global average, identical everywhere
     flat = torch.cat([p.data.view(-1) for p in model.parameters()]).double()
-    emit(rank, last=last, round=opt._round, model=flat.tolist(),
-         finite=bool(np.isfinite(flat.numpy()).all()))
+    return dict(last=last, round=opt._round, model=flat.tolist(),
+                finite=bool(np.isfinite(flat.numpy()).all()))
+
+
+run_scenarios({"op": op, "optimizer": optimizer}, sys.argv[1:])
