@@ -8,7 +8,7 @@ from typing import Optional
 
 AVERAGING_RULES = {"fresh": 0, "paper": 1, "local": 2}
 # global_rounds=: "blocking" (the paper: every rank enters every global round) or
-# "wait_avoiding" (global rounds activate and join like group rounds; DESIGN.md §3).
+# "wait_avoiding" (global rounds activate and join like group rounds; docs/design.md §2.8).
 GLOBAL_ROUNDS = {"blocking": 0, "wait_avoiding": 1}
 # The knobs every call may override, in the order the engine's config takes them.
 KNOBS = ("group_size", "sync_period", "averaging", "wait_avoiding", "global_rounds",
@@ -17,6 +17,12 @@ KNOBS = ("group_size", "sync_period", "averaging", "wait_avoiding", "global_roun
 MAX_SYNC_PERIOD = 4096
 # The engine holds group_size in an int32; any S >= P already means one group.
 MAX_GROUP_SIZE = 2**31 - 1
+
+
+def call_knobs(arguments):
+    """The per-call knobs among an op's ``locals()``: the ops spell their knobs out in
+    their signatures (for help() and positional calls), and KNOBS once here."""
+    return {k: arguments[k] for k in KNOBS}
 
 
 def _is_int(value):

@@ -1,16 +1,21 @@
-"""Round numbering shared by the frontends (DESIGN.md §3).
+"""Round numbering shared by the frontends (design doc §3).
 
 Each call of a stream is round r = 0, 1, 2, ...; round 0 and every round with
 (r + 1) % sync_period == 0 are global, the others group rounds. The engine applies the
 same rule (cpp_ops/engine/round_plan.h); optimizers use it to know, before the call,
 whether a round will be global (to average buffers, or to choose a compression rule).
 With wait-avoiding global rounds they learn the round that served a call afterwards
-(a lagging app skips rounds), and key those duties to it.
+(a lagging app skips rounds), and key those duties to it (served_round.py).
 """
 
 
 def is_global_round(round_index, sync_period):
-    return round_index == 0 or (round_index + 1) % sync_period == 0
+    """Whether round r is global: r == 0 or (r + 1) % sync_period == 0.
+
+    Written with ``==``, ``%`` and ``|`` only, so the same expression serves a Python
+    int (returns a bool) and an integer tensor inside a TensorFlow graph (returns a
+    bool tensor), where ``or`` would need a concrete truth value."""
+    return (round_index == 0) | ((round_index + 1) % sync_period == 0)
 
 
 def global_round_between(after, upto, sync_period):
@@ -20,5 +25,6 @@ def global_round_between(after, upto, sync_period):
         return False
     if after < 0:
         return True  # round 0
-    # The global rounds are those with r % tau == tau - 1 (and round 0).
+    # The global rounds past 0 are those with r % tau == tau - 1, one in every tau
+    # rounds; (r + 1) // tau counts them up to r.
     return (upto + 1) // sync_period > (after + 1) // sync_period

@@ -11,7 +11,8 @@ import numpy as np
 import tensorflow as tf
 
 from horovod_wagma.common import engine_lib
-from horovod_wagma.keras.optimizer import sync_global
+from horovod_wagma.common.optimizer_core import BLOCKING_GLOBAL
+from horovod_wagma.keras.fusion import average_globally
 from horovod_wagma.tensorflow import ops
 
 
@@ -24,7 +25,7 @@ class WagmaGlobalSyncCallback(tf.keras.callbacks.Callback):
         self._name = name
 
     def _sync(self):
-        sync_global(self.model.variables, self._name, {})
+        average_globally(self.model.variables, lambda i: f"{self._name}{i}", BLOCKING_GLOBAL)
 
     def on_epoch_end(self, epoch, logs=None):
         self._sync()
@@ -58,7 +59,7 @@ class MetricAverageCallback(tf.keras.callbacks.Callback):
         # different streams, and ranks whose metrics differ never mix values (they
         # wait in different streams' round 0, which the stall inspector reports).
         avg = ops.group_allreduce(values, name=f"{self._name}.{','.join(keys)}",
-                                  sync_period=1, global_rounds="blocking")
+                                  **BLOCKING_GLOBAL)
         for key, value in zip(keys, avg.numpy().tolist()):
             logs[key] = value
 

@@ -1,4 +1,4 @@
-"""The WAGMA group allreduce for TensorFlow tensors (semantics: DESIGN.md §3).
+"""The WAGMA group allreduce for TensorFlow tensors (semantics: docs/design.md §2).
 
 ``group_allreduce`` is the custom op (an async kernel): it works eagerly and inside
 ``tf.function``, where TensorFlow runs it without holding a thread while the round
@@ -14,6 +14,7 @@ import tensorflow as tf
 
 from horovod_wagma.common import engine_lib
 from horovod_wagma.common.basics import WagmaBasics
+from horovod_wagma.common.config import call_knobs
 from horovod_wagma.common.errors import WagmaError
 from horovod_wagma.common.stats import stream_stats
 
@@ -47,10 +48,7 @@ def group_allreduce(tensor, name=None, group_size=None, sync_period=None, averag
     call (an int64 scalar tensor), later than the call count when a lagging app
     skipped rounds (``global_rounds="wait_avoiding"``).
     """
-    tensor, name, fields, members = _prepare(tensor, name, process_set, dict(
-        group_size=group_size, sync_period=sync_period, averaging=averaging,
-        wait_avoiding=wait_avoiding, global_rounds=global_rounds,
-        max_staleness=max_staleness))
+    tensor, name, fields, members = _prepare(tensor, name, process_set, call_knobs(locals()))
     size, sync_period, averaging, wait_avoiding, global_rounds, max_staleness = fields
     result, served = _op_lib.wagma_group_allreduce(
         tensor, stream_name=name, group_size=size, sync_period=sync_period,
@@ -79,10 +77,7 @@ def group_allreduce_async(tensor, name=None, group_size=None, sync_period=None,
         raise WagmaError("group_allreduce_async works in eager mode only; inside "
                          "tf.function use group_allreduce, which TensorFlow already runs "
                          "asynchronously")
-    tensor, name, fields, members = _prepare(tensor, name, process_set, dict(
-        group_size=group_size, sync_period=sync_period, averaging=averaging,
-        wait_avoiding=wait_avoiding, global_rounds=global_rounds,
-        max_staleness=max_staleness))
+    tensor, name, fields, members = _prepare(tensor, name, process_set, call_knobs(locals()))
     dtype = _DTYPE_NAMES[tensor.dtype]
     # bfloat16 has no NumPy dtype of its own: move its bits as uint16.
     host_in = np.require(  # not ascontiguousarray: that makes a 0-d array 1-d

@@ -7,6 +7,8 @@ tensor list, which the stream's round 0 verifies through the buffer's shape.
 """
 import torch
 
+from horovod_wagma.common.fusion_plan import FusionPlan
+
 
 class FusionBuffer:
     def __init__(self, tensors, dtype=None):
@@ -38,14 +40,8 @@ class FusionBuffer:
 
 def fuse_by_dtype(tensors, buckets=None):
     """FusionBuffers for `tensors`: one per (device, dtype), or per (bucket, device,
-    dtype) when `buckets` (lists of tensors, e.g. from Horovod's `groups=`) is given
-    instead. A model split over devices gets a buffer per device."""
+    dtype) when `buckets` (lists of tensors, from a FusionPlan) is given instead. A
+    model split over devices gets a buffer per device."""
     buckets = buckets if buckets is not None else [tensors]
-    out = []
-    for bucket in buckets:
-        by_kind = {}
-        for t in bucket:
-            by_kind.setdefault((str(t.device), str(t.dtype)), []).append(t)
-        for kind in sorted(by_kind):
-            out.append(FusionBuffer(by_kind[kind]))
-    return out
+    return [FusionBuffer(kind) for kind in FusionPlan.by_kind(
+        buckets, lambda t: (str(t.device), str(t.dtype)))]

@@ -1,4 +1,4 @@
-"""The WAGMA group allreduce for torch tensors (semantics: DESIGN.md §3).
+"""The WAGMA group allreduce for torch tensors (semantics: docs/design.md §2).
 
 ``group_allreduce_async`` returns at once with a handle; ``synchronize`` waits for the
 result and ``poll`` tells whether it is ready. Non-contiguous host tensors are staged
@@ -10,6 +10,7 @@ import horovod.torch as _hvd
 import torch
 
 from horovod_wagma.common.basics import WagmaBasics
+from horovod_wagma.common.config import call_knobs
 from horovod_wagma.common.errors import WagmaError
 from horovod_wagma.common.stats import stream_stats
 from horovod_wagma.torch import _torch_ops
@@ -119,38 +120,30 @@ def group_allreduce_async(tensor, name=None, group_size=None, sync_period=None,
     # A non-tensor gets _enqueue's TypeError, not torch.empty's.
     output = torch.empty(tensor.shape, dtype=tensor.dtype, device=tensor.device) \
         if isinstance(tensor, torch.Tensor) else None
-    return _enqueue(tensor, output, name, process_set, dict(
-        group_size=group_size, sync_period=sync_period, averaging=averaging,
-        wait_avoiding=wait_avoiding, global_rounds=global_rounds,
-        max_staleness=max_staleness))
+    return _enqueue(tensor, output, name, process_set, call_knobs(locals()))
 
 
 def group_allreduce_async_(tensor, name=None, group_size=None, sync_period=None,
                            averaging=None, wait_avoiding=None, process_set=None,
                            global_rounds=None, max_staleness=None):
     """In-place ``group_allreduce_async``: the result is written back into ``tensor``."""
-    return _enqueue(tensor, tensor, name, process_set, dict(
-        group_size=group_size, sync_period=sync_period, averaging=averaging,
-        wait_avoiding=wait_avoiding, global_rounds=global_rounds,
-        max_staleness=max_staleness))
+    return _enqueue(tensor, tensor, name, process_set, call_knobs(locals()))
 
 
 def group_allreduce(tensor, name=None, group_size=None, sync_period=None, averaging=None,
                     wait_avoiding=None, process_set=None, global_rounds=None,
                     max_staleness=None):
     """Blocking ``group_allreduce_async``: returns the result tensor."""
-    return synchronize(group_allreduce_async(tensor, name, group_size, sync_period,
-                                             averaging, wait_avoiding, process_set,
-                                             global_rounds, max_staleness))
+    return synchronize(group_allreduce_async(tensor, name, process_set=process_set,
+                                             **call_knobs(locals())))
 
 
 def group_allreduce_(tensor, name=None, group_size=None, sync_period=None, averaging=None,
                      wait_avoiding=None, process_set=None, global_rounds=None,
                      max_staleness=None):
     """Blocking in-place group allreduce; returns ``tensor``."""
-    return synchronize(group_allreduce_async_(tensor, name, group_size, sync_period,
-                                              averaging, wait_avoiding, process_set,
-                                              global_rounds, max_staleness))
+    return synchronize(group_allreduce_async_(tensor, name, process_set=process_set,
+                                              **call_knobs(locals())))
 
 
 def _check_handle(handle):

@@ -1,0 +1,60 @@
+"""OptimizerKnobs: the WAGMA arguments of a DistributedWagmaOptimizer, one dataclass
+for both frameworks.
+
+Validation depends on the arguments alone (no rank, no engine state), so every rank
+raises the same error for the same call, before any stream exists; each message
+names the argument. Knobs left at None take ``init()``'s value when the optimizer
+resolves them into a stream configuration (OptimizerStreams).
+"""
+import dataclasses
+from typing import Optional
+
+from horovod_wagma.common.config import (KNOBS, STATE_AVERAGING, WagmaConfig,
+                                         validate_state_averaging)
+
+
+@dataclasses.dataclass(frozen=True)
+class OptimizerKnobs:
+    """group_size S (None: init's, by default the smallest power of two >= sqrt(P));
+    sync_period tau (every tau-th round is global); averaging, the rule for stale
+    contributions; wait_avoiding (False: group rounds wait for every member);
+    global_rounds (None: "wait_avoiding", or "blocking" when wait_avoiding=False);
+    max_staleness (None: sync_period); average_optimizer_state.
+
+    The optimizers' defaults differ from init()'s op defaults ("fresh", blocking):
+    "local" and wait-avoiding global rounds won the time-to-accuracy matrix (README,
+    "The defaults, and the evidence"), while the op keeps its plain semantics. So does
+    "on_sync" state averaging, the default wherever a framework implements it."""
+    group_size: Optional[int] = None
+    sync_period: int = 10
+    averaging: str = "local"
+    wait_avoiding: bool = True
+    global_rounds: Optional[str] = None
+    max_staleness: Optional[int] = None
+    average_optimizer_state: str = "on_sync"
+
+    def __post_init__(self):
+        if self.global_rounds is None:
+            # Group rounds that wait for every member would wait for a slow rank at
+            # global rounds anyway, so those are blocking too.
+            object.__setattr__(self, "global_rounds",
+                               "wait_avoiding" if self.wait_avoiding is True else "blocking")
+        WagmaConfig(**self.stream_knobs())  # ValueError naming the argument
+        validate_state_averaging(self.average_optimizer_state)
+
+    @classmethod
+    def from_arguments(cls, arguments, framework, state_modes=STATE_AVERAGING):
+        """The knobs among a factory's ``locals()`` (one field list, not one per
+        framework), checked against the state modes ``framework`` implements (the
+        PyTorch optimizer implements all of STATE_AVERAGING)."""
+        knobs = cls(**{f.name: arguments[f.name] for f in dataclasses.fields(cls)})
+        mode = knobs.average_optimizer_state
+        if mode not in state_modes:
+            raise ValueError(f"average_optimizer_state={mode!r} is supported by the PyTorch "
+                             f"DistributedWagmaOptimizer only; the {framework} one takes "
+                             f"{' or '.join(repr(m) for m in state_modes)}")
+        return knobs
+
+    def stream_knobs(self):
+        """The knobs of the model's streams, as the ops take them."""
+        return {k: getattr(self, k) for k in KNOBS}

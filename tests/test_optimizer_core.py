@@ -1,0 +1,219 @@
+"""The optimizers' shared core (horovod_wagma/common/), single process, no mpirun:
+knobs and their errors, the global-round test on ints and tensors, which round
+served a call and when global-round duties run, the fp16 rule, join()'s step
+agreement, stream names, the fusion plan and the wrapped class. The optimizers'
+behaviour across ranks is tested by test_optimizer.py and test_keras.py."""
+import dataclasses
+import inspect
+
+import pytest
+import torch
+
+from horovod_wagma.common.config import WagmaConfig
+from horovod_wagma.common.fp16_rule import fp16_result, python_cond
+from horovod_wagma.common.fusion_plan import FusionPlan
+from horovod_wagma.common.optimizer_core import OptimizerCore
+from horovod_wagma.common.optimizer_knobs import OptimizerKnobs
+from horovod_wagma.common.rounds import global_round_between, is_global_round
+from horovod_wagma.common.stream_names import StreamNames
+from horovod_wagma.common.wrapped_class import wrapped_class
+
+
+def knobs(**overrides):
+    return OptimizerKnobs(**overrides)
+
+
+def test_knob_defaults_and_global_rounds_resolution():
+    k = knobs()
+    assert (k.group_size, k.sync_period, k.averaging, k.wait_avoiding, k.global_rounds,
+            k.max_staleness, k.average_optimizer_state) == (
+        None, 10, "local", True, "wait_avoiding", None, "on_sync")
+    # Group rounds that wait for everyone make global rounds blocking too.
+    assert knobs(wait_avoiding=False).global_rounds == "blocking"
+    assert knobs(global_rounds="blocking").global_rounds == "blocking"
+
+
+@pytest.mark.parametrize("argument,value", [
+    ("group_size", 1), ("sync_period", 0), ("averaging", "mean"),
+    ("global_rounds", "async"), ("max_staleness", 0), ("wait_avoiding", "yes"),
+    ("average_optimizer_state", "x")])
+def test_each_bad_knob_is_a_value_error_naming_it(argument, value):
+    with pytest.raises(ValueError, match=argument):
+        knobs(**{argument: value})
+
+
+def test_wait_avoiding_global_rounds_need_wait_avoiding_groups():
+    with pytest.raises(ValueError, match="wait_avoiding=True"):
+        knobs(wait_avoiding=False, global_rounds="wait_avoiding")
+
+
+def test_from_arguments_takes_the_fields_and_the_frameworks_state_modes():
+    arguments = dict(dataclasses.asdict(knobs()), optimizer=object(), process_set=None)
+    assert OptimizerKnobs.from_arguments(arguments, "PyTorch") == knobs()
+    for mode in ("on_sync", "always"):
+        with pytest.raises(ValueError, match="PyTorch.*'never' or 'quasi_global'"):
+            OptimizerKnobs.from_arguments(dict(arguments, average_optimizer_state=mode),
+                                          "Keras", ("never", "quasi_global"))
+    # An unknown mode lists every mode, whatever the framework.
+    with pytest.raises(ValueError, match="quasi_global"):
+        OptimizerKnobs.from_arguments(dict(arguments, average_optimizer_state="bogus"),
+                                      "Keras", ("never", "quasi_global"))
+
+
+def test_is_global_round_on_ints_and_tensors():
+    tau = 4
+    expected = [r == 0 or (r + 1) % tau == 0 for r in range(13)]
+    assert [is_global_round(r, tau) for r in range(13)] == expected
+    assert all(isinstance(is_global_round(r, tau), bool) for r in range(13))
+    # The same expression on a tensor, as in a TensorFlow graph: elementwise.
+    assert is_global_round(torch.arange(13), tau).tolist() == expected
+    assert [is_global_round(r, 1) for r in range(3)] == [True, True, True]
+
+
+def test_global_round_between():
+    tau = 3  # global rounds: 0, 2, 5, 8, ...
+    assert global_round_between(-1, 0, tau)  # round 0
+    assert not global_round_between(0, 1, tau)
+    assert global_round_between(1, 2, tau) and global_round_between(0, 4, tau)
+    assert not global_round_between(2, 4, tau)  # rounds 3 and 4 are group rounds
+    assert global_round_between(3, 9, tau) and not global_round_between(5, 5, tau)
+    brute = lambda a, b: any(is_global_round(r, tau) for r in range(a + 1, b + 1))  # noqa
+    assert all(global_round_between(a, b, tau) == brute(a, b)
+               for a in range(-1, 12) for b in range(a, 14))
+
+
+def test_fp16_rule_replaces_at_global_rounds_and_corrects_at_group_rounds():
+    x = torch.tensor([1.0001, 2.5, -3.25])
+    sent = x.half().float()
+    average = torch.tensor([0.5, 2.0, -3.0]).half().float()
+    assert torch.equal(fp16_result(x, sent, average, True, python_cond), average)
+    corrected = fp16_result(x, sent, average, False, python_cond)
+    # x keeps its own residual x - x16: x + (avg16 - x16).
+    assert torch.equal(corrected, x + (average - sent))
+    assert not torch.equal(corrected, average)  # the residual 1.0001 - fp16(1.0001)
+
+
+class _Basics:
+    """WagmaBasics' two calls the core makes, without an engine."""
+
+    def __init__(self, last_rank=3, **init_knobs):
+        self.config = WagmaConfig(**init_knobs)
+        self.last_rank = last_rank
+        self.joined = 0
+
+    def stream_config(self, process_set=None, **overrides):
+        return self.config.override(**overrides), None, None
+
+    def join(self):
+        self.joined += 1
+        return self.last_rank
+
+
+def core(basics=None, **overrides):
+    return OptimizerCore(knobs(**overrides), basics or _Basics(), "ps", FusionPlan(),
+                         "test.core")
+
+
+def test_init_defaults_fill_the_knobs_left_at_none():
+    c = core(_Basics(group_size=8, max_staleness=5))
+    assert c.config.group_size == 8 and c.config.max_staleness == 5
+    assert c.config.averaging == "local"  # the optimizer's default beats init's
+    assert c.stream_knobs == dict(c.config.knobs(), process_set="ps")
+
+
+def test_served_round_and_duties_blocking():
+    c = core(global_rounds="blocking", sync_period=3)
+    # Step k is served by round k whatever the op reports.
+    assert c.served_round(4, 7) == 4 and c.served_global(5, 6) and not c.served_global(4, 5)
+    assert [c.duties_due(k, -1, 99) for k in range(6)] == [
+        True, False, True, False, False, True]
+
+
+def test_served_round_and_duties_wait_avoiding():
+    c = core(sync_period=3)
+    assert c.served_round(4, 7) == 7 and not c.served_global(5, 6) and c.served_global(1, 5)
+    # A lagging rank served by round 6 after round 1 skipped the global rounds 2 and
+    # 5: the others ran the duties there, so this step runs them too.
+    assert c.duties_due(2, 1, 6)
+    assert not c.duties_due(2, 5, 7)  # rounds 6, 7 are group rounds
+    assert c.duties_due(0, -1, 0)
+
+
+def test_global_stream_knobs():
+    c = core(sync_period=4, max_staleness=None)
+    assert c.global_stream_knobs(blocking=True) == dict(
+        c.stream_knobs, sync_period=1, global_rounds="blocking")
+    # Wait-avoiding: a stale value is measured in this stream's rounds, one per
+    # global model round, so the bound keeps the model's max_staleness.
+    assert c.global_stream_knobs() == dict(c.stream_knobs, sync_period=1, max_staleness=4)
+    b = core(global_rounds="blocking")
+    assert b.global_stream_knobs() == dict(b.stream_knobs, sync_period=1)
+
+
+def test_join_agrees_on_steps_only_with_blocking_global_rounds():
+    calls = []
+
+    def max_over_ranks(steps, name):
+        calls.append((steps, name))
+        return 42
+
+    basics = _Basics(last_rank=2)
+    blocking = OptimizerCore(knobs(global_rounds="blocking"), basics, None, FusionPlan(),
+                             "test.join", "opt")
+    assert blocking.join(7, max_over_ranks) == (2, 42)
+    assert calls == [(7, "opt.join")] and basics.joined == 1
+    assert core(basics).join(7, max_over_ranks) == (2, 7)
+    assert len(calls) == 1 and basics.joined == 2
+
+
+def test_stream_names_count_per_prefix_in_creation_order():
+    a, b = StreamNames("test.names"), StreamNames("test.names")
+    other, named = StreamNames("test.other"), StreamNames("test.names", "mine")
+    assert (a.name, b.name, other.name) == ("test.names0", "test.names1", "test.other0")
+    assert named.name == "mine" and StreamNames("test.names").name == "test.names2"
+    assert a.stream("model", 2) == "test.names0.model2" and a.join() == "test.names0.join"
+
+
+def test_fusion_plan_buckets():
+    v = list(range(7))
+    assert FusionPlan().buckets(v) == [v] and FusionPlan(0).buckets(v) == [v]
+    assert FusionPlan(3).buckets(v) == [[0, 1, 2], [3, 4, 5], [6]]
+    assert FusionPlan(num_groups=2).buckets(v) == [[0, 1, 2, 3], [4, 5, 6]]
+    assert FusionPlan(groups=10).buckets(v) == [[x] for x in v]
+    a, b, c = torch.zeros(1), torch.zeros(1), torch.zeros(1)
+    assert FusionPlan([[c, a], []]).buckets([a, b, c]) == [[c, a], [b]]
+    with pytest.raises(ValueError, match="groups"):
+        FusionPlan(-1)
+
+
+def test_fusion_plan_by_kind_sorts_kinds_and_keeps_order():
+    buckets = [["b1", "a1", "b2", "a2"], ["c1"]]
+    assert FusionPlan.by_kind(buckets, lambda s: s[0]) == [
+        ["a1", "a2"], ["b1", "b2"], ["c1"]]
+
+
+def test_wrapped_class_is_a_subclass_of_the_users_class():
+    class Mixin:
+        def step(self, closure=None):
+            return ("wrapped", super(self.__class__, self).step(closure))
+
+    p = torch.nn.Parameter(torch.ones(2))
+    sgd = torch.optim.SGD([p], lr=0.5)
+    wrapped = wrapped_class(sgd, Mixin)(sgd.param_groups)
+    assert type(wrapped).__name__ == "SGD" and isinstance(wrapped, torch.optim.SGD)
+    p.grad = torch.ones(2)
+    assert wrapped.step()[0] == "wrapped" and p.tolist() == [0.5, 0.5]
+
+
+def test_optimizer_signatures_follow_horovods():
+    """Horovod's DistributedOptimizer arguments, in order, then WAGMA's keyword-only
+    ones, whose defaults are OptimizerKnobs' (average_optimizer_state aside, see the
+    Keras docstring)."""
+    import horovod.torch
+    from horovod_wagma.torch import DistributedWagmaOptimizer
+    ours = inspect.signature(DistributedWagmaOptimizer).parameters
+    theirs = inspect.signature(horovod.torch.DistributedOptimizer).parameters
+    assert list(ours)[:len(theirs)] == list(theirs)
+    for f in dataclasses.fields(OptimizerKnobs):
+        assert ours[f.name].kind is inspect.Parameter.KEYWORD_ONLY
+        assert ours[f.name].default == f.default
