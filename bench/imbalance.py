@@ -548,7 +548,9 @@ def targets(args, P, rate):
     if args.pattern == "persistent":
         if harness.slow_ranks(args, P) != 1 or args.slow_factor != 2.0:
             return []
-        wanted = [(wa, "horovod", PERSISTENT_TARGET, "(one rank 2x slower)")]
+        # Measured in a wall-time window: a user's loop runs equal steps on every rank.
+        wanted = [(first(wall_methods(args)) or "wagma:rounds=wa", "horovod",
+                   PERSISTENT_TARGET, "(one rank 2x slower)")]
     else:
         wanted = [(wa, "no_wait", RANDOM_TARGET, "ideal" + (" (a user's loop)"
                                                              if args.user_loop else "")),

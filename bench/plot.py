@@ -30,6 +30,7 @@ def bars(path, bars, lines=(), ylabel="", title=""):
                     ha="center", va="bottom", fontsize=8)
     for y, style, label in lines:
         ax.axhline(y, color="tab:red", linestyle=style, linewidth=1, label=label)
+    ax.tick_params(axis="x", labelsize=8)   # method specs make long labels
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=9)
     if lines:
