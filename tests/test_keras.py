@@ -1,14 +1,28 @@
 """Keras: graph and eager modes, callbacks, the Keras 2 guard (the drop-in swap of
-Horovod's Keras example is in test_examples.py)."""
+Horovod's Keras example is in test_examples.py). The multi-rank scenarios run in one
+launch on 3 ranks (workers/keras_checks.py): TensorFlow's imports cost about 10 s per
+rank, and no check here depends on the rank count."""
 import os
 import subprocess
 import sys
 import textwrap
 
+import pytest
 
-def test_fit_graph_mode_with_callbacks(mpi):
-    run = mpi("keras_checks.py", 4, "fit", timeout=400)
-    for res in run.results.values():
+from conftest import run_scenarios
+
+pytestmark = [pytest.mark.tf, pytest.mark.slow]
+SCENARIOS = ["fit", "eager", "uneven", "wa_fit_straggler"]
+
+
+@pytest.fixture(scope="module")
+def launch():
+    return run_scenarios("keras_checks.py", 3, SCENARIOS, timeout=600)
+
+
+def test_fit_graph_mode_with_callbacks(launch):
+    results = launch.results("fit")
+    for res in results.values():
         assert res["identical_after_sync"]
         assert res["loss_averaged"]
         assert res["stats_keys"] == ["wagma_max_staleness", "wagma_mean_staleness",
@@ -16,9 +30,9 @@ def test_fit_graph_mode_with_callbacks(mpi):
         assert all(r >= 8 for r in res["rounds"])  # 8 steps per epoch, one round each
 
 
-def test_eager_gradient_tape(mpi):
-    run = mpi("keras_checks.py", 4, "eager", timeout=400)
-    for res in run.results.values():
+def test_eager_gradient_tape(launch):
+    results = launch.results("eager")
+    for res in results.values():
         assert res["identical_at_global_rounds"] == [True, True, True]
         assert res["identical_after_sync"]
 
@@ -40,25 +54,25 @@ def test_keras3_first_is_a_clear_error():
     assert "ImportError:" in out.stdout and "TF_USE_LEGACY_KERAS" in out.stdout, out
 
 
-def test_uneven_batches_with_join(mpi):
-    run = mpi("keras_checks.py", 3, "uneven", timeout=240)
-    for r, res in run.results.items():
+def test_uneven_batches_with_join(launch):
+    results = launch.results("uneven")
+    for r, res in results.items():
         assert res["last"] == 2, res  # rank 2 has the most batches
         assert res["round"] == 4 + 3 * 2  # everyone continues from the furthest step
         assert res["identical_after_sync"]
     # Rank 0 stopped first; its engine then served the others' rounds.
-    assert run.results[0]["joins"] > 0
+    assert results[0]["joins"] > 0
 
 
-def test_wait_avoiding_global_rounds_fit_with_straggler_and_join(mpi):
+def test_wait_avoiding_global_rounds_fit_with_straggler_and_join(launch):
     """model.fit in graph mode, global_rounds="wait_avoiding", fp16 on the wire: the 4x
     slower rank with a quarter of the batches skips rounds (its step counter counts
     its own 4 steps), no contribution is older than sync_period, and join() + sync()
     end every rank with identical models although the step counts differ 4x."""
-    run = mpi("keras_checks.py", 3, "wa_fit_straggler", timeout=240)
-    slow = run.results[2]
+    results = launch.results("wa_fit_straggler")
+    slow = results[2]
     assert slow["own_steps"] == 4 and slow["skipped"] > 0, slow
-    for rank, res in run.results.items():
+    for rank, res in results.items():
         assert res["identical_after_sync"]
         assert res["age_max"] <= 4
         if rank != 2:

@@ -1,22 +1,22 @@
 """Keras scenarios: the optimizer in graph mode (model.fit) and eager mode
-(GradientTape), the callbacks, and the Keras 3 guard."""
+(GradientTape), the callbacks, uneven data with join(). The command line names the
+scenarios one launch runs (common.run_scenarios); each builds its own model and
+optimizer (so its own streams), from the same seed as a launch of its own would."""
 import os
 import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-scenario = sys.argv[1]
 
 import horovod_wagma.keras as hvd  # noqa: E402  (before TensorFlow: Keras 2)
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 from mpi4py import MPI  # noqa: E402
 
-from common import emit  # noqa: E402
+from common import run_scenarios  # noqa: E402
 
 hvd.init()
 rank, size = hvd.rank(), hvd.size()
 comm = MPI.COMM_WORLD
-tf.random.set_seed(rank)  # different initial models per rank
 
 
 def all_equal(variables):
@@ -38,13 +38,25 @@ def make_model():
     return m
 
 
-out = {}
-model = make_model()
-wa_knobs = dict(global_rounds="wait_avoiding", compression=hvd.Compression.fp16) \
-    if scenario.startswith("wa_") else dict(global_rounds="blocking")  # exact globals
-opt = hvd.DistributedWagmaOptimizer(tf.keras.optimizers.SGD(0.05, momentum=0.9),
-                                    group_size=2, sync_period=4, **wa_knobs)
-if scenario == "fit":
+def model_and_optimizer(scenario):
+    tf.random.set_seed(rank)  # different initial models per rank
+    model = make_model()
+    wa_knobs = dict(global_rounds="wait_avoiding", compression=hvd.Compression.fp16) \
+        if scenario.startswith("wa_") else dict(global_rounds="blocking")  # exact globals
+    opt = hvd.DistributedWagmaOptimizer(tf.keras.optimizers.SGD(0.05, momentum=0.9),
+                                        group_size=2, sync_period=4, **wa_knobs)
+    return model, opt
+
+
+def own_streams(opt):
+    """This optimizer's streams' stats (earlier scenarios' streams left out)."""
+    prefix = f"{opt._wagma['name']}."
+    return {k: v for k, v in hvd.stats().items() if k.startswith(prefix)}
+
+
+def fit():
+    out = {}
+    model, opt = model_and_optimizer("fit")
     model.compile(optimizer=opt, metrics=["accuracy"],
                   loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     x, y = data(rank)  # different data per rank: local metrics differ
@@ -58,7 +70,12 @@ if scenario == "fit":
     out["stats_keys"] = sorted(k for k in history.history if k.startswith("wagma_"))
     out["rounds"] = history.history["wagma_rounds"]
     out["accuracy"] = history.history["accuracy"][-1]
-elif scenario == "eager":
+    return out
+
+
+def eager():
+    out = {}
+    model, opt = model_and_optimizer("eager")
     x, y = data(rank)
     loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
     identical = []
@@ -73,7 +90,12 @@ elif scenario == "eager":
     out["identical_at_global_rounds"] = identical
     opt.sync(model.variables)
     out["identical_after_sync"] = all_equal(model.variables)
-elif scenario == "uneven":
+    return out
+
+
+def uneven():
+    out = {}
+    model, opt = model_and_optimizer("uneven")
     # Rank r has 4 + 3r batches, then joins: its model keeps serving the others.
     x, y = data(rank)
     loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
@@ -86,10 +108,15 @@ elif scenario == "uneven":
         opt.apply_gradients(zip(grads, model.trainable_variables))
     out["last"] = opt.join()
     out["round"] = int(opt._wagma["round"].numpy())
-    out["joins"] = sum(s["passive_joins"] for s in hvd.stats().values())
+    out["joins"] = sum(s["passive_joins"] for s in own_streams(opt).values())
     opt.sync(model.variables)
     out["identical_after_sync"] = all_equal(model.variables)
-elif scenario == "wa_fit_straggler":
+    return out
+
+
+def wa_fit_straggler():
+    out = {}
+    model, opt = model_and_optimizer("wa_fit_straggler")
     # model.fit (graph mode) with wait-avoiding global rounds and fp16 on the wire: the
     # last rank is 4x slower and has a quarter of the batches; it skips rounds, then
     # every rank joins and sync() makes the models identical.
@@ -108,8 +135,10 @@ elif scenario == "wa_fit_straggler":
     out["last"] = opt.join()
     opt.sync(model.variables)
     out["identical_after_sync"] = all_equal(model.variables)
-    st = hvd.stats()
-    model_stream = next(k for k in st if k.endswith(".model0"))
-    out["skipped"] = st[model_stream]["rounds_skipped"]
-    out["age_max"] = st[model_stream]["contribution_age_max"]
-emit(rank, **out)
+    model_stream = own_streams(opt)[f"{opt._wagma['name']}.model0"]
+    out["skipped"] = model_stream["rounds_skipped"]
+    out["age_max"] = model_stream["contribution_age_max"]
+    return out
+
+
+run_scenarios({name: globals()[name] for name in sys.argv[1:]}, sys.argv[1:])
