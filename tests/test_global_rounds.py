@@ -9,28 +9,49 @@ Lockstep exactness against the blocking mode is in test_gossip.py (both framewor
 """
 import pytest
 
-from conftest import framework_env
+from conftest import framework_env, run_scenarios
 
+pytestmark = pytest.mark.slow
 P, S, TAU, ROUNDS, STEP_S = 4, 2, 5, 60, 0.01
 
 
-def run_persistent(mpi, k, mode, max_staleness=TAU, rounds=ROUNDS, step_s=STEP_S,
-                   framework="torch", np_=P, tau=TAU):
-    return mpi("global_rounds.py", np_, k, mode, max_staleness, rounds, tau, S, step_s,
-               timeout=240, env=framework_env(framework)).results
+def scenario(k, mode, max_staleness=TAU, rounds=ROUNDS, step_s=STEP_S, tau=TAU):
+    """workers/global_rounds.py's name for a persistent-straggler scenario."""
+    return f"{k},{mode},{max_staleness},{rounds},{tau},{S},{step_s}"
+
+
+# One launch per (framework, rank count) runs its scenarios back to back.
+TORCH_ON_P = [scenario(2, "blocking"), scenario(2, "wait_avoiding"),
+              scenario(4, "blocking"), scenario(4, "wait_avoiding"),
+              scenario(4, "wait_avoiding", max_staleness=1)]
+TF_ON_P = [scenario(4, "blocking"), scenario(4, "wait_avoiding")]
+THOUSANDS = scenario(3, "wait_avoiding", max_staleness=8, rounds=3000, step_s=0.001, tau=10)
+
+
+@pytest.fixture(scope="module")
+def torch_launch():
+    return run_scenarios("global_rounds.py", P, TORCH_ON_P, timeout=600,
+                         env=framework_env("torch"))
+
+
+@pytest.fixture(scope="module")
+def tensorflow_launch():
+    return run_scenarios("global_rounds.py", P, TF_ON_P, timeout=480,
+                         env=framework_env("tensorflow"))
 
 
 def fast_wait(results):
     return sum(sum(res["waits"]) for rank, res in results.items() if rank != len(results) - 1)
 
 
-CASES = [("torch", 2), ("torch", 4), ("tensorflow", 4)]
+CASES = [("torch", 2), ("torch", 4), pytest.param("tensorflow", 4, marks=pytest.mark.tf)]
 
 
 @pytest.mark.parametrize("framework,k", CASES)
-def test_fast_ranks_do_not_wait_for_a_persistent_straggler(mpi, framework, k):
-    blocking = run_persistent(mpi, k, "blocking", framework=framework)
-    wa = run_persistent(mpi, k, "wait_avoiding", framework=framework)
+def test_fast_ranks_do_not_wait_for_a_persistent_straggler(request, framework, k):
+    launch = request.getfixturevalue(f"{framework}_launch")
+    blocking = launch.results(scenario(k, "blocking"))
+    wa = launch.results(scenario(k, "wait_avoiding"))
     slow = P - 1
     # Blocking: every call is served by its own round; the fast ranks wait at every
     # global round for the slow one, about (k - 1) / k of the time.
@@ -54,12 +75,12 @@ def test_fast_ranks_do_not_wait_for_a_persistent_straggler(mpi, framework, k):
         assert res["held"] <= TAU + 2, res["held"]
 
 
-def test_a_rank_slower_than_max_staleness_allows_is_left_out_not_waited_for(mpi):
+def test_a_rank_slower_than_max_staleness_allows_is_left_out_not_waited_for(torch_launch):
     """max_staleness=1 with a 4x slower rank: its engine's value may enter only the
     round right after its app's last one. Older values are left out of the average
     (counted per rank), and nobody waits for its app: the fast ranks' wait stays as
     small as with the default bound."""
-    res = run_persistent(mpi, 4, "wait_avoiding", max_staleness=1)
+    res = torch_launch.results(scenario(4, "wait_avoiding", max_staleness=1))
     for r in res.values():
         assert r["stream"]["contribution_age_max"] <= 1, r["stream"]
     assert res[P - 1]["stream"]["rounds_skipped"] > 0
@@ -75,8 +96,7 @@ def test_held_results_stay_bounded_over_thousands_of_rounds(mpi):
     """3,000 rounds with a persistent 3x straggler (1 ms steps against 3 ms): the engine
     never holds more than max_staleness + 2 rounds of a stream."""
     rounds, m = 3000, 8
-    res = run_persistent(mpi, 3, "wait_avoiding", max_staleness=m, rounds=rounds,
-                         step_s=0.001, np_=3, tau=10)
+    res = run_scenarios("global_rounds.py", 3, [THOUSANDS], timeout=240).results(THOUSANDS)
     assert res[2]["stream"]["rounds_skipped"] > rounds // 4
     for r in res.values():
         assert r["held"] <= m + 2, r["held"]

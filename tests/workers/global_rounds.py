@@ -3,35 +3,48 @@ rank takes SLOW_FACTOR times as long per step as the others (a sleep stands in f
 compute). Every rank calls the stream until it has been served round ROUNDS - 1; a
 lagging app skips rounds, so the slow rank makes fewer calls.
 
-Usage: global_rounds.py SLOW_FACTOR GLOBAL_ROUNDS MAX_STALENESS ROUNDS SYNC_PERIOD
-                        GROUP_SIZE STEP_S
-Each rank reports, per call, the round that served it and the time it waited in
-synchronize, the stream's statistics and the most rounds its engine ever held."""
+Usage: global_rounds.py SCENARIO... where a scenario is
+"SLOW_FACTOR,GLOBAL_ROUNDS,MAX_STALENESS,ROUNDS,SYNC_PERIOD,GROUP_SIZE,STEP_S"; each
+runs its own stream, with these knobs. Each rank reports, per call, the round that
+served it and the time it waited in synchronize, the stream's statistics and the
+most rounds its engine ever held beyond what it held when the scenario began (an
+earlier scenario's stream keeps what it holds)."""
 import sys
 import time
 
 import frameworks as fw
-from common import emit
+from common import run_scenarios
 
 from horovod_wagma.common import engine_lib
 
 hvd = fw.hvd
-factor, mode, max_staleness, rounds, tau, S, step_s = (
-    float(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]),
-    int(sys.argv[6]), float(sys.argv[7]))
-hvd.init(group_size=S, sync_period=tau, global_rounds=mode, max_staleness=max_staleness)
+hvd.init()
 rank, size = hvd.rank(), hvd.size()
 slow = size - 1
-x = fw.tensor([float(rank)] * 256, "float32")
-served, waits, held = [], [], 0
-t_start = time.monotonic()
-while not served or served[-1] < rounds - 1:
-    time.sleep(step_s * (factor if rank == slow else 1.0))
-    h = hvd.group_allreduce_async(x, name="persist")
-    t0 = time.monotonic()
-    x = hvd.synchronize(h)
-    waits.append(time.monotonic() - t0)
-    served.append(h.round)
-    held = max(held, engine_lib.stats()["rounds_held"])
-emit(rank, served=served, waits=waits, held=held, seconds=time.monotonic() - t_start,
-     stream=hvd.stats("persist"), final=fw.numpy(x)[:4].tolist())
+
+
+def persistent_straggler(spec):
+    factor, mode, max_staleness, rounds, tau, S, step_s = spec.split(",")
+    factor, max_staleness, rounds, tau, S, step_s = (
+        float(factor), int(max_staleness), int(rounds), int(tau), int(S), float(step_s))
+    name = f"persist.{spec}"
+    knobs = dict(group_size=S, sync_period=tau, global_rounds=mode,
+                 max_staleness=max_staleness)
+    held_before = engine_lib.stats()["rounds_held"]
+    x = fw.tensor([float(rank)] * 256, "float32")
+    served, waits, held = [], [], 0
+    t_start = time.monotonic()
+    while not served or served[-1] < rounds - 1:
+        time.sleep(step_s * (factor if rank == slow else 1.0))
+        h = hvd.group_allreduce_async(x, name=name, **knobs)
+        t0 = time.monotonic()
+        x = hvd.synchronize(h)
+        waits.append(time.monotonic() - t0)
+        served.append(h.round)
+        held = max(held, engine_lib.stats()["rounds_held"] - held_before)
+    return dict(served=served, waits=waits, held=held, seconds=time.monotonic() - t_start,
+                stream=hvd.stats(name), final=fw.numpy(x)[:4].tolist())
+
+
+specs = sys.argv[1:]
+run_scenarios({spec: (lambda spec=spec: persistent_straggler(spec)) for spec in specs}, specs)
