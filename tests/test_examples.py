@@ -7,8 +7,11 @@ import os
 import subprocess
 import sys
 
-from conftest import MPI_ENV
+import pytest
 
+from conftest import LAUNCHES, MPI_ENV
+
+pytestmark = pytest.mark.slow
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -16,6 +19,7 @@ def run_example(script, optimizer, out, *args, timeout=400):
     cmd = ["mpirun", "-np", "4", "--oversubscribe", sys.executable,
            os.path.join(ROOT, "examples", script), "--optimizer", optimizer,
            "--straggle", "0.02", "--json", str(out)] + list(args)
+    LAUNCHES["mpirun"] += 1
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
                           env=dict(os.environ, **MPI_ENV))
     assert proc.returncode == 0, proc.stderr[-4000:]
@@ -33,6 +37,7 @@ def test_pytorch_mnist_swapped_line_learns_like_horovod(tmp_path):
     assert wagma["accuracy"] > horovod["accuracy"] - 0.05, (horovod, wagma)
 
 
+@pytest.mark.tf
 def test_keras_mnist_swapped_line_learns(tmp_path):
     wagma, stdout = run_example("keras_mnist.py", "wagma", tmp_path / "w.json",
                                 "--epochs", "3", "--steps", "128",

@@ -17,14 +17,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import framework_env, run_mpi
+from conftest import FRAMEWORKS, framework_env, run_mpi
 
 NP = 3
 MAX_EXAMPLES = 250
 SUPPORTED = ("float32", "float64", "float16", "bfloat16")
 
 
-@pytest.fixture(scope="module", params=["torch", "tensorflow"])
+@pytest.fixture(scope="module", params=FRAMEWORKS)
 def fuzz(request):
     """One launch per framework, shared by the tests of this module (~10-20 s)."""
     run = run_mpi("fuzz.py", NP, MAX_EXAMPLES, timeout=240,
@@ -42,6 +42,7 @@ def _signature(rec):
             mis.get("post"))
 
 
+@pytest.mark.slow  # a launch of about 20 s per framework
 def test_fuzz_public_api(fuzz):
     results = fuzz
     for rank, res in results.items():
@@ -108,6 +109,7 @@ def test_fuzz_public_api(fuzz):
         assert special["misuse_race"]["checks"] == []
 
 
+@pytest.mark.slow  # a launch of about 20 s per framework
 def test_long_names_in_engine_errors(fuzz):
     bad = [(rank, e["case"], e["mode"], repr(e["ch"]), e["pad"], e["outcome"],
             e.get("msg_tail", "")[-80:])
@@ -116,6 +118,7 @@ def test_long_names_in_engine_errors(fuzz):
     assert not bad, "\n".join(map(str, bad[:12]))
 
 
+@pytest.mark.slow  # a launch of about 20 s per framework
 def test_misuse_does_not_fail_completed_rounds(fuzz):
     lost = {rank: res["special"]["misuse_race"]["lost"] for rank, res in fuzz.items()}
     assert not any(lost.values()), lost

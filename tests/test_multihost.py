@@ -13,7 +13,8 @@ from multihost import checks  # noqa: E402
 from multihost.cluster import EmulatedCluster, why_unavailable  # noqa: E402
 
 REASON = why_unavailable()
-pytestmark = pytest.mark.skipif(REASON is not None, reason=f"multihost: {REASON}")
+pytestmark = [pytest.mark.multihost, pytest.mark.slow,
+              pytest.mark.skipif(REASON is not None, reason=f"multihost: {REASON}")]
 
 
 @pytest.fixture(scope="module")

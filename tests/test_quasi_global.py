@@ -3,6 +3,7 @@ horovod_wagma/common/quasi_global.py): exact against a numpy simulation of all r
 (torch), the rule itself in Keras graph and eager mode, the refused optimizers, and
 the heavy-ball fixed point that lets learning rates carry over."""
 import numpy as np
+import pytest
 import torch
 
 from reference import average_round, is_global
@@ -122,6 +123,7 @@ def test_torch_fixed_point_is_heavy_balls():
     torch.testing.assert_close(x_before - x.detach(), lr * g / (1 - beta))
 
 
+@pytest.mark.tf
 def test_keras_rebuilds_velocity_in_fit_and_eager(mpi):
     run = mpi("quasi_global_keras.py", 2, timeout=400)
     for res in run.results.values():
