@@ -10,8 +10,9 @@ it got back (both read as fp32):
 
 A global round must leave every model identical, which only replacing x does; a group
 round's average is only a step towards the others, and replacing x there would
-round the model to fp16 at every step. ``served_global`` is the round that served the
-call (served_round.py), which with wait-avoiding global rounds may be a later one.
+round the model to fp16 at every step. ``served_global`` says whether the round that
+served the call was global (OptimizerCore.served_global): with wait-avoiding global
+rounds that may be a later round than the call's own.
 """
 
 

@@ -5,7 +5,7 @@ Each call of a stream is round r = 0, 1, 2, ...; round 0 and every round with
 same rule (cpp_ops/engine/round_plan.h); optimizers use it to know, before the call,
 whether a round will be global (to average buffers, or to choose a compression rule).
 With wait-avoiding global rounds they learn the round that served a call afterwards
-(a lagging app skips rounds), and key those duties to it (served_round.py).
+(a lagging app skips rounds), and key those duties to it (optimizer_core.py).
 """
 
 
