@@ -13,6 +13,8 @@ max_staleness.
 """
 import pytest
 
+pytestmark = pytest.mark.slow
+
 SCENARIOS = ["allreduce:1", "allreduce:7", "allreduce:25", "allreduce:60",
              "checkpoint:20", "sync:30", "late:20", "join:10", "wjoin:10"]
 
@@ -84,6 +86,7 @@ def test_a_held_back_rank_is_not_waited_for(mpi):
         assert max(sc["step_wait_s"]) < 0.5, max(sc["step_wait_s"])
 
 
+@pytest.mark.tf
 def test_keras_fit_with_horovod_callbacks_over_many_epochs(mpi, tmp_path):
     """Keras model.fit in graph mode, defaults, 10 epochs under random and persistent
     imbalance, with the broadcast, metric average and warmup callbacks, a Horovod
