@@ -31,8 +31,7 @@ std::string Engine::Start() {
   error = cut_.Init(*transport_, settings_.fragments);  // collective too
   if (!error.empty()) return error;
   pacer_.Configure(settings_.pacer);
-  stalls_ = std::make_unique<StallInspector>(settings_.stalls);
-  liveness_ = std::make_unique<PeerLiveness>(rank_, size_);
+  stalls_ = std::make_unique<StallMonitor>(settings_.stalls, rank_, size_);
   if (!settings_.timeline_path.empty()) {
     error = metrics_.OpenTimeline(settings_.timeline_path, rank_);
     if (!error.empty()) return "WAGMA_TIMELINE: " + error;
@@ -234,7 +233,7 @@ bool Engine::PollControl() {
   ControlMessage msg;
   while (channel_->Poll(&msg)) {
     any = true;
-    liveness_->Heard(msg.source, std::chrono::steady_clock::now());
+    stalls_->Heard(msg.source, std::chrono::steady_clock::now());
     std::string name, text;
     switch (msg.kind) {
       case ControlKind::kRegister:
@@ -300,7 +299,7 @@ bool Engine::ProgressRounds() {
       metrics_.ReductionCompleted(s.spec.name, round, rs.plan.global, rs.passive, rs.members,
                                   rs.joined_at_us, cut);
       // Completion on the inspector means every member contributed.
-      if (rs.members[0] == rank_) stalls_->Forget(s.id, round);
+      if (rs.members[0] == rank_) stalls_->inspector().Forget(s.id, round);
       if (rs.passive) CountPassiveContribution(s, rs);
       switch (FateOfCompletedRound(rs.call.has_value(), joins_.self_joined(), round,
                                    s.next_app_round, wa_global, !rs.error.empty())) {

@@ -16,8 +16,9 @@
 //                       out, supersede, averaging rule)
 //   RegistrationBook    the registrar's round-0 tally (world rank 0)
 //   JoinCoordinator     join() across ranks
-//   PeerRoster, PeerLiveness, StallInspector   peers that joined or left; probes;
-//                       stall reports
+//   PeerRoster          peers that joined or left
+//   StallMonitor        stall reports (StallInspector), liveness probes
+//                       (PeerLiveness), and the texts that name a stall
 //   EngineMetrics       counters and timeline events
 // Its own code is split by concern: engine.cc (lifecycle, the loop, requests,
 // registration, activations), engine_rounds.cc (entering, joining and finishing
@@ -41,12 +42,11 @@
 #include "handle_table.h"
 #include "join_coordinator.h"
 #include "message_cut.h"
-#include "peer_liveness.h"
 #include "peer_roster.h"
 #include "progress_pacer.h"
 #include "registration_book.h"
 #include "request_queue.h"
-#include "stall_inspector.h"
+#include "stall_monitor.h"
 #include "stream_state.h"
 #include "stream_table.h"
 #include "transport.h"
@@ -158,10 +158,8 @@ class Engine {
   void InspectStalls();
   void OnWaiting(int source, int stream_id, int64_t round);
   void OnStallNotice(int stream_id, int64_t round, const std::string& text);
-  // Probes peers while a call has waited long; "; ranks not responding: [..] ..." or "".
-  void ProbePeers(double longest_wait_s);
+  // Peers whose engines may still answer (every other rank that did not leave).
   std::vector<int> LivePeerCandidates() const;
-  std::string UnresponsiveNote() const;
   void CheckRegistrationStalls();
 
   // --- Any thread ------------------------------------------------------------------
@@ -193,10 +191,7 @@ class Engine {
   std::unique_ptr<RegistrationBook> book_;  // registrar (world rank 0) only
   JoinCoordinator joins_;
   PeerRoster roster_;
-  std::unique_ptr<StallInspector> stalls_;
-  std::unique_ptr<PeerLiveness> liveness_;
-  std::chrono::steady_clock::time_point last_stall_check_;
-  std::map<std::string, std::chrono::steady_clock::time_point> registration_warned_;
+  std::unique_ptr<StallMonitor> stalls_;
   int64_t in_flight_ = 0;
   // Reductions given up on (a peer left or stalled): their receives are cancelled,
   // their sends may never complete, so their buffers are kept rather than reused.

@@ -17,12 +17,6 @@ bool Contains(const std::vector<int>& v, int x) {
   return std::find(v.begin(), v.end(), x) != v.end();
 }
 
-std::string RankList(const std::vector<int>& ranks) {
-  std::string out = "[";
-  for (size_t i = 0; i < ranks.size(); ++i) out += (i ? ", " : "") + std::to_string(ranks[i]);
-  return out + "]";
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------------------------
@@ -235,8 +229,7 @@ void Engine::OnAllJoined(int last_rank, const std::string& payload) {
 void Engine::InspectStalls() {
   using Clock = std::chrono::steady_clock;
   const Clock::time_point now = Clock::now();
-  if (now - last_stall_check_ < std::chrono::milliseconds(50)) return;
-  last_stall_check_ = now;
+  if (!stalls_->InspectionDue(now)) return;
   const StallSettings& cfg = stalls_->settings();
   std::vector<std::tuple<Stream*, int64_t, std::string>> expired;
   double longest_wait = 0;
@@ -250,34 +243,28 @@ void Engine::InspectStalls() {
       if (s.id >= 0 && !rs.stall_reported && waited > cfg.report_after_s) {
         rs.stall_reported = true;
         if (rs.members[0] == rank_) {
-          stalls_->OnWaiting(s.id, r.first, rank_, now);
+          stalls_->inspector().OnWaiting(s.id, r.first, rank_, now);
         } else {
           SendControl(rs.members[0], ControlKind::kWaiting, s.id, r.first);
         }
       }
       if (cfg.timeout_s > 0 && waited > cfg.timeout_s) {
-        char head[160];
-        std::snprintf(head, sizeof(head), "stalled: waited %.1f s (WAGMA_STALL_TIMEOUT_S=%g) in ",
-                      waited, cfg.timeout_s);
-        std::string text = head;
-        text += s.id < 0 ? "round 0 of stream '" + NameForMessage(s.spec.name) +
-                               "', for every member to call it"
-                         : std::string(rs.plan.global ? "global" : "group") + " round " +
-                               std::to_string(r.first) + " of stream '" +
-                               NameForMessage(s.spec.name) + "'";
+        std::string text = StallTimeoutText(waited, cfg.timeout_s, s.spec.name, s.id >= 0,
+                                            rs.plan.global, r.first);
         // The lost ranks first: the note's missing member may be a survivor stuck
         // behind them.
-        text += UnresponsiveNote();
+        text += stalls_->UnresponsiveNote(LivePeerCandidates(), Clock::now());
         text += rs.stall_note.empty() ? "" : "; " + rs.stall_note;
         expired.emplace_back(&s, r.first, text);
       }
     }
   }
-  ProbePeers(longest_wait);
+  for (int peer : stalls_->ProbesDue(longest_wait, LivePeerCandidates(), Clock::now()))
+    SendControl(peer, ControlKind::kProbe, -1, 0);
   ReportAwayApps();
   for (auto& e : expired) FailRound(*std::get<0>(e), std::get<1>(e), std::get<2>(e));
 
-  for (const StallInspector::Stall& stall : stalls_->Due(now)) {
+  for (const StallInspector::Stall& stall : stalls_->inspector().Due(now)) {
     Stream* found = streams_.FindById(stall.stream_id);
     if (!found) continue;
     Stream& s = *found;
@@ -287,10 +274,7 @@ void Engine::InspectStalls() {
       if (!stall.waiting.count(m)) missing.push_back(m);
     }
     const std::vector<int> waiting(stall.waiting.begin(), stall.waiting.end());
-    const std::string note = std::string(plan.global ? "ranks that have not entered it: "
-                                                     : "ranks not waiting in it: ") +
-                             RankList(missing) + " (stall report of rank " +
-                             std::to_string(rank_) + ")";
+    const std::string note = StallNoteText(plan.global, missing, rank_);
     std::fprintf(stderr,
                  "[horovod_wagma rank %d] stall: %s round %lld of stream '%s' has waited "
                  "%.0f s; %s; waiting: %s%s. A rank may be stuck, or run fewer steps than the "
@@ -299,7 +283,8 @@ void Engine::InspectStalls() {
                  "WAGMA_STALL_TIMEOUT_S makes the waiting ranks raise.\n",
                  rank_, plan.global ? "global" : "group", static_cast<long long>(stall.round),
                  NameForMessage(s.spec.name).c_str(), stall.waited_s, note.c_str(),
-                 RankList(waiting).c_str(), UnresponsiveNote().c_str());
+                 RankList(waiting).c_str(),
+                 stalls_->UnresponsiveNote(LivePeerCandidates(), Clock::now()).c_str());
     metrics_.StallWarning(s.spec.name, stall.round, RankList(missing));
     for (int w : waiting) {
       if (w == rank_) {
@@ -343,37 +328,12 @@ void Engine::ReportAwayApps() {
   }
 }
 
-// Liveness probes: a stall error names the ranks whose engines stopped answering (a
-// stopped process, a dead host, a cut link), not just the members missing from the
-// waiting round, which may be survivors stuck behind them.
-
 std::vector<int> Engine::LivePeerCandidates() const {
   std::vector<int> peers;
   for (int r = 0; r < size_; ++r) {
     if (r != rank_ && !roster_.departed(r)) peers.push_back(r);
   }
   return peers;
-}
-
-void Engine::ProbePeers(double longest_wait_s) {
-  const StallSettings& cfg = stalls_->settings();
-  if (longest_wait_s < cfg.probe_after_s) return;
-  const auto due = liveness_->ProbeDue(LivePeerCandidates(), std::chrono::steady_clock::now(),
-                                       std::max(0.5, cfg.probe_after_s));
-  for (int peer : due) SendControl(peer, ControlKind::kProbe, -1, 0);
-}
-
-std::string Engine::UnresponsiveNote() const {
-  double silent_s = 0;
-  const std::vector<int> lost =
-      liveness_->Unresponsive(LivePeerCandidates(), std::chrono::steady_clock::now(),
-                              stalls_->settings().probe_grace_s, &silent_s);
-  if (lost.empty()) return "";
-  char tail[160];
-  std::snprintf(tail, sizeof(tail),
-                " (no answer to a liveness probe for %.1f s: stopped, dead or unreachable)",
-                silent_s);
-  return "; ranks not responding: " + RankList(lost) + tail;
 }
 
 void Engine::CheckRegistrationStalls() {
@@ -394,13 +354,7 @@ void Engine::CheckRegistrationStalls() {
                                                   "WAGMA_STALL_TIMEOUT_S"));
       continue;
     }
-    if (p.waited_s < cfg.warning_s) continue;
-    auto warned = registration_warned_.find(p.key);
-    if (warned != registration_warned_.end() &&
-        now - warned->second < std::chrono::duration<double>(cfg.warning_s)) {
-      continue;
-    }
-    registration_warned_[p.key] = now;
+    if (!stalls_->RegistrationWarningDue(p.key, p.waited_s, now)) continue;
     std::fprintf(stderr, "[horovod_wagma rank %d] stall: %s for %.0f s\n", rank_,
                  text.c_str(), p.waited_s);
   }
@@ -417,7 +371,7 @@ void Engine::OnWaiting(int source, int stream_id, int64_t round) {
   const bool done_here = r != s.rounds.end() ? r->second.completed
                                              : round < s.next_app_round || s.dropped.count(round);
   if (done_here) return;
-  stalls_->OnWaiting(stream_id, round, source, std::chrono::steady_clock::now());
+  stalls_->inspector().OnWaiting(stream_id, round, source, std::chrono::steady_clock::now());
 }
 
 void Engine::OnStallNotice(int stream_id, int64_t round, const std::string& text) {

@@ -7,7 +7,7 @@
 //    without blocking and tested later (RequestList). Between one pair of ranks,
 //    messages with the same tag are matched in the order they were posted: every
 //    reduction relies on it (message_tags.h). Tags run from 0 to 2^30 - 1.
-//  * control: small self-contained messages (ActivationChannel frames them). A send
+//  * control: small self-contained messages (ControlChannel frames them). A send
 //    copies its bytes; a receive takes whichever message has arrived from any peer,
 //    with its tag, without a receive posted beforehand.
 // Plus what start-up and shutdown need: which peers share this rank's node, one
