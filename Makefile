@@ -10,7 +10,7 @@ export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 export OMPI_MCA_mpi_yield_when_idle := 1
 
-.PHONY: install test multihost demo demo-op bench bench-kernel clean
+.PHONY: install test engine-unit-test multihost demo demo-op bench bench-kernel clean
 
 install: $(STAMP)
 
@@ -18,8 +18,17 @@ $(STAMP): $(INSTALL_INPUTS)
 	bash scripts/install.sh
 	touch $(STAMP)
 
-test: install
+test: install engine-unit-test
 	$(PY) -m pytest -v tests lab/tests
+
+# The engine's round rules (docs/design.md, section 2) without MPI: plain g++, the
+# policy's own sources only.
+ENGINE_UNIT_TEST_SRCS := cpp_ops/engine/round_policy.cc cpp_ops/engine/tests/round_policy_test.cc
+engine-unit-test:
+	mkdir -p build
+	g++ -std=c++17 -O1 -Wall -Wextra -Werror -Icpp_ops/engine $(ENGINE_UNIT_TEST_SRCS) \
+		-o build/round_policy_test
+	build/round_policy_test
 
 # Three emulated hosts (network namespaces, TCP, per-link latency and bandwidth caps):
 # gossip exactness, a straggler host, horovodrun, a host killed and a link cut, with a

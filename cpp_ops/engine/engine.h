@@ -1,67 +1,65 @@
 // Engine: the process-wide WAGMA engine. App threads enqueue requests and receive
-// handles; one background thread owns all of the engine's MPI traffic.
+// handles; the engine's loop does all of its communication.
 //
-//   Enqueue -> request queue -> background loop (control messages, reductions,
-//   activations) -> output written -> handle completed -> Poll / Wait.
+//   Enqueue -> RequestQueue -> loop pass (control messages, reductions, activations)
+//   -> output written -> handle completed (HandleTable) -> Poll / Wait.
 //
-// The implementation is split by concern: engine.cc (lifecycle, the loop, requests,
-// control messages), engine_rounds.cc (rounds and published values) and
-// engine_faults.cc (peers that join or leave, stalls, mid-run mismatches).
+// Engine is the conductor: it is the only class that sends messages (control
+// messages through its ControlChannel, reductions it starts), and it owns the
+// classes that each keep one concern (docs/design.md, section 4.3):
+//   Transport           the seam to MPI (transport.h; MpiTransport today)
+//   EngineSettings      everything read from the environment
+//   RequestQueue, JoinSlot   app threads -> loop; the join() in progress
+//   ProgressPacer       spin, yield or sleep between passes
+//   StreamTable         streams by name and id; early activations
+//   round_policy.h      the round rules, pure functions (which round, skip, leave
+//                       out, supersede, averaging rule)
+//   RegistrationBook    the registrar's round-0 tally (world rank 0)
+//   JoinCoordinator     join() across ranks
+//   PeerRoster          peers that joined or left
+//   StallMonitor        stall reports (StallInspector), liveness probes
+//                       (PeerLiveness), and the texts that name a stall
+//   EngineMetrics       counters and timeline events
+// Its own code is split by concern: engine.cc (lifecycle, the loop, requests,
+// registration, activations), engine_rounds.cc (entering, joining and finishing
+// rounds, published values) and engine_faults.cc (failed rounds and streams,
+// goodbye, join(), stalls, liveness).
 #pragma once
-
-#include <mpi.h>
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
-#include <unordered_map>
 
-#include "activation_channel.h"
 #include "buffer.h"
+#include "control_messages.h"
+#include "engine_metrics.h"
+#include "engine_settings.h"
 #include "handle_table.h"
-#include "peer_liveness.h"
+#include "join_coordinator.h"
+#include "message_cut.h"
 #include "peer_roster.h"
+#include "progress_pacer.h"
 #include "registration_book.h"
-#include "stall_inspector.h"
+#include "request_queue.h"
+#include "stall_monitor.h"
 #include "stream_state.h"
-#include "stream_stats.h"
-#include "timeline.h"
+#include "stream_table.h"
+#include "transport.h"
 
 namespace wagma {
-
-struct EngineStats {
-  int64_t rounds_completed = 0;
-  int64_t passive_joins = 0;
-  int64_t activations_sent = 0;
-  int64_t loop_iterations = 0;
-  int64_t sleeps = 0;
-  int64_t bytes_sent = 0;  // reduction payload
-  int64_t messages_cut = 0;  // reduction messages sent as several fragments (MessageCut)
-  // Passive joins: how many rounds old the contributed (published) value was.
-  int64_t staleness_sum = 0;
-  int64_t staleness_max = 0;
-  int64_t rounds_left_out = 0;  // passive joins whose value was left out (max_staleness)
-  int64_t early_activations = 0;  // activations that came before the stream's id; replayed
-  int64_t call_wait_us = 0;  // app calls: enqueue to completion, summed
-  int64_t pending_handles = 0;  // issued and not yet waited on
-  int64_t rounds_held = 0;      // round states kept by the loop
-  int64_t queue_depth = 0;      // requests not yet taken by the loop
-  int64_t in_flight = 0;        // reductions in progress
-};
 
 class Engine {
  public:
   static Engine& Get();
 
-  // Collective over MPI_COMM_WORLD (duplicates communicators). Idempotent. Returns an
-  // error text, empty on success. MPI must already be initialised, thread-multiple.
+  // Collective over every rank (the transport duplicates MPI_COMM_WORLD).
+  // Idempotent. Returns an error text, empty on success. MPI must already be
+  // initialised, thread-multiple.
   std::string Start();
   // Completes what can be completed, then stops the background thread. Idempotent.
   // `timeout_s` < 0 keeps the configured limit (HOROVOD_WAGMA_SHUTDOWN_TIMEOUT, 30 s).
@@ -95,16 +93,6 @@ class Engine {
   // Validates every stream's round 0 and orders join()s.
   static constexpr int kRegistrar = 0;
   Engine() : pool_(size_t(1) << 30) {}
-  struct Request {
-    enum class Kind { kRound, kJoin } kind = Kind::kRound;
-    std::chrono::steady_clock::time_point enqueued;
-    int64_t enqueued_us = 0;  // Timeline clock
-    int64_t handle = 0;
-    StreamSpec spec;
-    const void* input = nullptr;
-    void* output = nullptr;
-    bool has_callback = false;
-  };
 
   void Loop();
   // One pass of progress: requests, control messages, reductions, activations,
@@ -119,7 +107,7 @@ class Engine {
   bool JoinActivatedRounds();
   bool ShutdownStep();
 
-  void HandleRequest(Request req);
+  void HandleRequest(EngineRequest req);
   void OnRegister(int source, const StreamSpec& spec);
   // Tells every registered rank the registrar's verdicts.
   void Announce(const std::vector<RegistrationBook::Verdict>& verdicts);
@@ -135,15 +123,9 @@ class Engine {
   // engine_rounds.cc
   std::vector<int> MembersOf(const Stream& s, int64_t round, RoundPlan* plan) const;
   RoundState& GetRound(Stream& s, int64_t round);
-  // The round an app call enters: the next one, or, with wait-avoiding global rounds,
-  // the newest its engine already served (the rounds before it are skipped).
+  // The round an app call enters (ChooseAppRound); drops the completed rounds it skips.
   int64_t TakeAppRound(Stream& s);
-  // A group round whose group is this rank alone (no peer ever waits for it there).
-  bool IsSoloRound(const Stream& s, int64_t round) const;
   void EnterRound(Stream& s, RoundState& rs);
-  // Wait-avoiding global rounds: a passive join of `round` would contribute a value
-  // older than max_staleness rounds, a candidate for leaving out (never waited for).
-  bool StaleInRounds(const Stream& s, int64_t round) const;
   // Stats of a completed passive round: left out, or the age of its value.
   void CountPassiveContribution(Stream& s, const RoundState& rs);
   void JoinRound(Stream& s, RoundState& rs, const void* contribution, bool activate);
@@ -170,94 +152,54 @@ class Engine {
   void StartJoin();
   void OnJoined(int source, const std::string& payload);
   void OnAllJoined(int last_rank, const std::string& payload);
-  void FinishJoin(int last_rank, const std::string& error);
   // Registrar: rejects streams whose round 0 waits for a rank that joined or left.
   void RejectUnreachableRegistrations();
   std::string RegistrarGone(const std::string& name) const;
   void InspectStalls();
   void OnWaiting(int source, int stream_id, int64_t round);
   void OnStallNotice(int stream_id, int64_t round, const std::string& text);
-  // Probes peers while a call has waited long; "; ranks not responding: [..] ..." or "".
-  void ProbePeers(double longest_wait_s);
+  // Peers whose engines may still answer (every other rank that did not leave).
   std::vector<int> LivePeerCandidates() const;
-  std::string UnresponsiveNote() const;
   void CheckRegistrationStalls();
 
+  // --- Any thread ------------------------------------------------------------------
   std::atomic<bool> started_{false};
   std::atomic<bool> shutdown_requested_{false};
-  std::mutex start_mu_;
-  std::thread thread_;
-  int rank_ = 0, size_ = 1;
-  MPI_Comm control_comm_ = MPI_COMM_NULL;
-  MPI_Comm data_comm_ = MPI_COMM_NULL;
-  std::unique_ptr<ActivationChannel> channel_;
-  std::unique_ptr<RegistrationBook> book_;  // registrar (world rank 0) only
-  Timeline timeline_;
-  ReductionThresholds thresholds_;
-  MessageCut cut_;  // how reductions post messages to other nodes
-  double shutdown_timeout_s_ = 30.0;
-  int64_t spin_us_ = 200;  // after activity, poll this long before sleeping
-  // Longest sleep between polls while rounds come and go (HOROVOD_WAGMA_IDLE_SLEEP_US):
-  // an activation that arrives meanwhile waits up to this long for a passive join.
-  int64_t idle_sleep_us_ = 1000;
-  // How long a waiting app thread drives progress itself before it sleeps
-  // (HOROVOD_WAGMA_CALLER_PROGRESS_US; 0 leaves all progress to the engine thread).
-  int64_t caller_progress_us_ = 0;
-  // App threads driving progress now. While there is one, the engine thread sleeps:
-  // on oversubscribed cores two spinning threads per rank slow every hand-off.
-  std::atomic<int> progressing_callers_{0};
-  std::mutex loop_mu_;  // held for each ProgressOnce; guards the state below
   std::atomic<bool> failed_{false};
-
-  std::mutex queue_mu_;
-  std::condition_variable queue_cv_;
-  std::deque<Request> queue_;
-
-  HandleTable handles_;
-  BufferPool pool_;
-
+  std::mutex start_mu_;  // Start and Shutdown
+  std::thread thread_;
+  int rank_ = 0, size_ = 1;  // set by Start
+  EngineSettings settings_;  // set by Start
+  RequestQueue requests_;    // its own lock
+  JoinSlot join_slot_;       // its own lock
+  HandleTable handles_;      // its own lock
+  BufferPool pool_;          // its own lock
+  ProgressPacer pacer_;      // atomics; settings set by Start
+  EngineMetrics metrics_;    // its own lock
   std::mutex sched_mu_;
   std::map<std::pair<int, int>, std::unique_ptr<GroupSchedule>> schedules_;
 
-  // Background thread only.
-  std::map<std::string, Stream> streams_;
-  std::unordered_map<int, Stream*> streams_by_id_;
-  // Activations for stream ids this rank has not been assigned yet, replayed on
-  // assignment: dropping one would leave the round to this rank's app, a wait on an app.
-  struct EarlyActivation {
-    int source;
-    int64_t round;
-    std::string payload;
-  };
-  std::map<int, std::vector<EarlyActivation>> early_activations_;
+  // --- Loop state: touched only inside ProgressOnce (and Start, Shutdown's thread
+  // join), under loop_mu_. The engine thread runs ProgressOnce, and so do app threads
+  // waiting in WaitFor with HOROVOD_WAGMA_CALLER_PROGRESS_US > 0: it is not "engine
+  // thread only".
+  std::mutex loop_mu_;
+  std::unique_ptr<Transport> transport_;
+  std::unique_ptr<ControlChannel> channel_;
+  MessageCut cut_;  // how reductions post messages to other nodes
+  StreamTable streams_;
+  std::unique_ptr<RegistrationBook> book_;  // registrar (world rank 0) only
+  JoinCoordinator joins_;
+  PeerRoster roster_;
+  std::unique_ptr<StallMonitor> stalls_;
   int64_t in_flight_ = 0;
   // Reductions given up on (a peer left or stalled): their receives are cancelled,
   // their sends may never complete, so their buffers are kept rather than reused.
   std::vector<std::unique_ptr<GroupReduction>> abandoned_;
-  PeerRoster roster_;
-  std::unique_ptr<StallInspector> stalls_;
-  std::unique_ptr<PeerLiveness> liveness_;
-  std::chrono::steady_clock::time_point last_stall_check_;
-  std::map<std::string, std::chrono::steady_clock::time_point> registration_warned_;
-  bool leaving_ = false;      // goodbye sent: join no round beyond those it lists
-  bool self_joined_ = false;  // this rank called join() and not all ranks have
-  std::vector<int> join_order_;  // registrar: ranks joined so far, in arrival order
-  std::map<int, int64_t> join_last_round_;  // registrar: per stream, the last round any
-                                            // joined rank's app entered
-
-  std::mutex join_mu_;
-  std::condition_variable join_cv_;
-  bool join_requested_ = false;
-  int join_result_ = -2;
-  std::string join_error_;
+  bool leaving_ = false;  // goodbye sent: join no round beyond those it lists
   enum class ShutdownState { kDrain, kBarrier, kFinal };
   ShutdownState shutdown_state_ = ShutdownState::kDrain;
-  MPI_Request shutdown_barrier_ = MPI_REQUEST_NULL;
   std::chrono::steady_clock::time_point shutdown_started_;
-
-  std::mutex stats_mu_;
-  EngineStats stats_;
-  std::map<std::string, StreamStats> stream_stats_;
 };
 
 }  // namespace wagma

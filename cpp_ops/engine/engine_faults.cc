@@ -17,12 +17,6 @@ bool Contains(const std::vector<int>& v, int x) {
   return std::find(v.begin(), v.end(), x) != v.end();
 }
 
-std::string RankList(const std::vector<int>& ranks) {
-  std::string out = "[";
-  for (size_t i = 0; i < ranks.size(); ++i) out += (i ? ", " : "") + std::to_string(ranks[i]);
-  return out + "]";
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------------------------
@@ -37,15 +31,7 @@ void Engine::FailRound(Stream& s, int64_t round, const std::string& error) {
     abandoned_.push_back(std::move(rs.reduction));
     --in_flight_;
   }
-  {
-    std::lock_guard<std::mutex> lock(stats_mu_);
-    ++stream_stats_[s.spec.name].errors;
-  }
-  if (timeline_.enabled()) {
-    timeline_.Instant(Timeline::kEngine, "fault", "round_failed", Timeline::NowUs(),
-                      "\"stream\":\"" + JsonEscape(s.spec.name) + "\",\"round\":" +
-                          std::to_string(round) + ",\"error\":\"" + JsonEscape(error) + "\"");
-  }
+  metrics_.RoundFailed(s.spec.name, round, error);
   if (rs.call) {
     DetachPublished(s);  // the app may drop its input once it has the error
     const int64_t handle = rs.call->handle;
@@ -58,7 +44,7 @@ void Engine::FailRound(Stream& s, int64_t round, const std::string& error) {
   rs.error = error;
   rs.joined = true;
   rs.completed = true;
-  if (self_joined_) s.Drop(round);
+  if (joins_.self_joined()) s.Drop(round);
 }
 
 void Engine::FailStream(Stream& s, const std::string& error, int64_t from_round,
@@ -84,8 +70,7 @@ void Engine::FailStream(Stream& s, const std::string& error, int64_t from_round,
 }
 
 void Engine::OnStreamError(int stream_id, int64_t from_round, const std::string& error) {
-  auto it = streams_by_id_.find(stream_id);
-  if (it != streams_by_id_.end()) FailStream(*it->second, error, from_round);
+  if (Stream* s = streams_.FindById(stream_id)) FailStream(*s, error, from_round);
 }
 
 // ---------------------------------------------------------------------------------
@@ -95,22 +80,19 @@ void Engine::SayGoodbye() {
   if (leaving_) return;
   leaving_ = true;
   std::map<int, int64_t> last_round;
-  for (const auto& kv : streams_) {
+  for (const auto& kv : streams_.all()) {
     if (kv.second.id >= 0) last_round[kv.second.id] = kv.second.last_joined_round;
   }
-  const std::string payload = PeerRoster::PackLastRounds(last_round);
+  const std::string payload = PackLastRounds(last_round);
   for (int r = 0; r < size_; ++r) {
     if (r != rank_) SendControl(r, ControlKind::kGoodbye, -1, 0, payload);
   }
 }
 
 void Engine::OnGoodbye(int source, const std::string& payload) {
-  roster_.MarkDeparted(source, PeerRoster::UnpackLastRounds(payload));
-  if (timeline_.enabled()) {
-    timeline_.Instant(Timeline::kEngine, "lifecycle", "peer_left", Timeline::NowUs(),
-                      "\"rank\":" + std::to_string(source));
-  }
-  for (auto& kv : streams_) {
+  roster_.MarkDeparted(source, UnpackLastRounds(payload));
+  metrics_.PeerLeft(source);
+  for (auto& kv : streams_.all()) {
     Stream& s = kv.second;
     if (s.id < 0) {
       // The registrar settles streams still at round 0, unless it is the one leaving.
@@ -128,7 +110,7 @@ void Engine::OnGoodbye(int source, const std::string& payload) {
   }
   if (rank_ == kRegistrar) {
     RejectUnreachableRegistrations();
-    if (!join_order_.empty()) {
+    if (joins_.in_progress()) {
       // Those who joined wait for everyone; the departed rank never will.
       for (int r = 0; r < size_; ++r) {
         if (r != rank_) SendControl(r, ControlKind::kAllJoined, -(source + 1), 0);
@@ -165,11 +147,11 @@ void Engine::RejectUnreachableRegistrations() {
 // join(): uneven data
 
 void Engine::StartJoin() {
-  if (self_joined_) return;
-  self_joined_ = true;
+  if (joins_.self_joined()) return;
+  joins_.MarkSelfJoined();
   // Rounds completed passively and held for the app: it will not collect them now.
   std::map<int, int64_t> last_round;
-  for (auto& kv : streams_) {
+  for (auto& kv : streams_.all()) {
     Stream& s = kv.second;
     for (auto it = s.rounds.begin(); it != s.rounds.end();) {
       if (!it->second.call && it->second.completed) {
@@ -181,7 +163,7 @@ void Engine::StartJoin() {
     }
     if (s.id >= 0) last_round[s.id] = s.next_app_round - 1;
   }
-  const std::string payload = PeerRoster::PackLastRounds(last_round);
+  const std::string payload = PackLastRounds(last_round);
   for (int r = 0; r < size_; ++r) {
     if (r != rank_) SendControl(r, ControlKind::kJoined, -1, 0, payload);
   }
@@ -193,27 +175,21 @@ void Engine::OnJoined(int source, const std::string& payload) {
     roster_.MarkJoined(source);
     // Rounds this rank is in that activated nobody (global rounds, rounds without
     // wait-avoidance): the joined rank joins only when activated.
-    for (auto& kv : streams_) {
+    for (auto& kv : streams_.all()) {
       Stream& s = kv.second;
       for (const auto& r : s.rounds) {
         const RoundState& rs = r.second;
         if (!rs.in_flight() || rs.activated_all || !Contains(rs.members, source)) continue;
-        uint64_t fingerprint = s.fingerprint;
-        SendControl(source, ControlKind::kActivate, s.id, r.first,
-                    std::string(reinterpret_cast<const char*>(&fingerprint), sizeof(fingerprint)));
+        SendControl(source, ControlKind::kActivate, s.id, r.first, PackFingerprint(s.fingerprint));
       }
     }
   }
   if (rank_ != kRegistrar) return;
-  if (!Contains(join_order_, source)) join_order_.push_back(source);
-  for (const auto& kv : PeerRoster::UnpackLastRounds(payload)) {
-    auto& last = join_last_round_[kv.first];
-    last = std::max(last, kv.second);
-  }
+  const bool all_joined = joins_.Record(source, UnpackLastRounds(payload), size_);
   RejectUnreachableRegistrations();
-  if (static_cast<int>(join_order_.size()) < size_) return;
-  const int last_rank = join_order_.back();
-  const std::string rounds = PeerRoster::PackLastRounds(join_last_round_);
+  if (!all_joined) return;
+  const int last_rank = joins_.last_rank();
+  const std::string rounds = PackLastRounds(joins_.last_rounds());
   for (int r = 0; r < size_; ++r) {
     if (r != rank_) SendControl(r, ControlKind::kAllJoined, last_rank, 0, rounds);
   }
@@ -222,15 +198,13 @@ void Engine::OnJoined(int source, const std::string& payload) {
 
 void Engine::OnAllJoined(int last_rank, const std::string& payload) {
   roster_.ClearJoined();
-  self_joined_ = false;
-  join_order_.clear();
-  join_last_round_.clear();
+  joins_.Reset();
   // Everyone continues from the furthest round any app reached, so that the ranks'
   // round numbers agree again if training goes on after join().
-  for (const auto& kv : PeerRoster::UnpackLastRounds(payload)) {
-    auto it = streams_by_id_.find(kv.first);
-    if (it == streams_by_id_.end()) continue;
-    Stream& s = *it->second;
+  for (const auto& kv : UnpackLastRounds(payload)) {
+    Stream* found = streams_.FindById(kv.first);
+    if (!found) continue;
+    Stream& s = *found;
     s.next_app_round = std::max(s.next_app_round, kv.second + 1);
     s.last_app_round = std::max(s.last_app_round, s.next_app_round - 1);
     for (auto r = s.rounds.begin(); r != s.rounds.end();) {
@@ -242,21 +216,11 @@ void Engine::OnAllJoined(int last_rank, const std::string& payload) {
     }
   }
   if (last_rank >= 0) {
-    FinishJoin(last_rank, "");
+    join_slot_.Finish(last_rank, "");
   } else {
-    FinishJoin(-1, "rank " + std::to_string(-last_rank - 1) +
-                       " left without join() while other ranks were joining");
+    join_slot_.Finish(-1, "rank " + std::to_string(-last_rank - 1) +
+                              " left without join() while other ranks were joining");
   }
-}
-
-void Engine::FinishJoin(int last_rank, const std::string& error) {
-  {
-    std::lock_guard<std::mutex> lock(join_mu_);
-    if (!join_requested_) return;
-    join_result_ = error.empty() ? last_rank : -2;
-    join_error_ = error;
-  }
-  join_cv_.notify_all();
 }
 
 // ---------------------------------------------------------------------------------
@@ -265,12 +229,11 @@ void Engine::FinishJoin(int last_rank, const std::string& error) {
 void Engine::InspectStalls() {
   using Clock = std::chrono::steady_clock;
   const Clock::time_point now = Clock::now();
-  if (now - last_stall_check_ < std::chrono::milliseconds(50)) return;
-  last_stall_check_ = now;
+  if (!stalls_->InspectionDue(now)) return;
   const StallSettings& cfg = stalls_->settings();
   std::vector<std::tuple<Stream*, int64_t, std::string>> expired;
   double longest_wait = 0;
-  for (auto& kv : streams_) {
+  for (auto& kv : streams_.all()) {
     Stream& s = kv.second;
     for (auto& r : s.rounds) {
       RoundState& rs = r.second;
@@ -280,47 +243,38 @@ void Engine::InspectStalls() {
       if (s.id >= 0 && !rs.stall_reported && waited > cfg.report_after_s) {
         rs.stall_reported = true;
         if (rs.members[0] == rank_) {
-          stalls_->OnWaiting(s.id, r.first, rank_, now);
+          stalls_->inspector().OnWaiting(s.id, r.first, rank_, now);
         } else {
           SendControl(rs.members[0], ControlKind::kWaiting, s.id, r.first);
         }
       }
       if (cfg.timeout_s > 0 && waited > cfg.timeout_s) {
-        char head[160];
-        std::snprintf(head, sizeof(head), "stalled: waited %.1f s (WAGMA_STALL_TIMEOUT_S=%g) in ",
-                      waited, cfg.timeout_s);
-        std::string text = head;
-        text += s.id < 0 ? "round 0 of stream '" + NameForMessage(s.spec.name) +
-                               "', for every member to call it"
-                         : std::string(rs.plan.global ? "global" : "group") + " round " +
-                               std::to_string(r.first) + " of stream '" +
-                               NameForMessage(s.spec.name) + "'";
+        std::string text = StallTimeoutText(waited, cfg.timeout_s, s.spec.name, s.id >= 0,
+                                            rs.plan.global, r.first);
         // The lost ranks first: the note's missing member may be a survivor stuck
         // behind them.
-        text += UnresponsiveNote();
+        text += stalls_->UnresponsiveNote(LivePeerCandidates(), Clock::now());
         text += rs.stall_note.empty() ? "" : "; " + rs.stall_note;
         expired.emplace_back(&s, r.first, text);
       }
     }
   }
-  ProbePeers(longest_wait);
+  for (int peer : stalls_->ProbesDue(longest_wait, LivePeerCandidates(), Clock::now()))
+    SendControl(peer, ControlKind::kProbe, -1, 0);
   ReportAwayApps();
   for (auto& e : expired) FailRound(*std::get<0>(e), std::get<1>(e), std::get<2>(e));
 
-  for (const StallInspector::Stall& stall : stalls_->Due(now)) {
-    auto it = streams_by_id_.find(stall.stream_id);
-    if (it == streams_by_id_.end()) continue;
-    Stream& s = *it->second;
+  for (const StallInspector::Stall& stall : stalls_->inspector().Due(now)) {
+    Stream* found = streams_.FindById(stall.stream_id);
+    if (!found) continue;
+    Stream& s = *found;
     RoundPlan plan;
     std::vector<int> missing;
     for (int m : MembersOf(s, stall.round, &plan)) {
       if (!stall.waiting.count(m)) missing.push_back(m);
     }
     const std::vector<int> waiting(stall.waiting.begin(), stall.waiting.end());
-    const std::string note = std::string(plan.global ? "ranks that have not entered it: "
-                                                     : "ranks not waiting in it: ") +
-                             RankList(missing) + " (stall report of rank " +
-                             std::to_string(rank_) + ")";
+    const std::string note = StallNoteText(plan.global, missing, rank_);
     std::fprintf(stderr,
                  "[horovod_wagma rank %d] stall: %s round %lld of stream '%s' has waited "
                  "%.0f s; %s; waiting: %s%s. A rank may be stuck, or run fewer steps than the "
@@ -329,12 +283,9 @@ void Engine::InspectStalls() {
                  "WAGMA_STALL_TIMEOUT_S makes the waiting ranks raise.\n",
                  rank_, plan.global ? "global" : "group", static_cast<long long>(stall.round),
                  NameForMessage(s.spec.name).c_str(), stall.waited_s, note.c_str(),
-                 RankList(waiting).c_str(), UnresponsiveNote().c_str());
-    if (timeline_.enabled()) {
-      timeline_.Instant(Timeline::kEngine, "fault", "stall_warning", Timeline::NowUs(),
-                        "\"stream\":\"" + JsonEscape(s.spec.name) + "\",\"round\":" +
-                            std::to_string(stall.round) + ",\"missing\":" + RankList(missing));
-    }
+                 RankList(waiting).c_str(),
+                 stalls_->UnresponsiveNote(LivePeerCandidates(), Clock::now()).c_str());
+    metrics_.StallWarning(s.spec.name, stall.round, RankList(missing));
     for (int w : waiting) {
       if (w == rank_) {
         OnStallNotice(s.id, stall.round, note);
@@ -349,7 +300,7 @@ void Engine::InspectStalls() {
 void Engine::ReportAwayApps() {
   const auto now = std::chrono::steady_clock::now();
   const double warning_s = stalls_->settings().warning_s;
-  for (auto& kv : streams_) {
+  for (auto& kv : streams_.all()) {
     Stream& s = kv.second;
     if (s.left_out_since_app_call == 0) continue;
     const bool app_in_call = std::any_of(s.rounds.begin(), s.rounds.end(), [](const auto& r) {
@@ -373,19 +324,9 @@ void Engine::ReportAwayApps() {
                  static_cast<long long>(s.last_app_round),
                  static_cast<long long>(s.left_out_since_app_call),
                  s.spec.config.max_staleness, rank_);
-    if (timeline_.enabled()) {
-      timeline_.Instant(Timeline::kEngine, "fault", "app_away", Timeline::NowUs(),
-                        "\"stream\":\"" + JsonEscape(s.spec.name) + "\",\"rank\":" +
-                            std::to_string(rank_) + ",\"away_s\":" +
-                            std::to_string(away_s) + ",\"left_out\":" +
-                            std::to_string(s.left_out_since_app_call));
-    }
+    metrics_.AppAway(s.spec.name, rank_, away_s, s.left_out_since_app_call);
   }
 }
-
-// Liveness probes: a stall error names the ranks whose engines stopped answering (a
-// stopped process, a dead host, a cut link), not just the members missing from the
-// waiting round, which may be survivors stuck behind them.
 
 std::vector<int> Engine::LivePeerCandidates() const {
   std::vector<int> peers;
@@ -393,27 +334,6 @@ std::vector<int> Engine::LivePeerCandidates() const {
     if (r != rank_ && !roster_.departed(r)) peers.push_back(r);
   }
   return peers;
-}
-
-void Engine::ProbePeers(double longest_wait_s) {
-  const StallSettings& cfg = stalls_->settings();
-  if (longest_wait_s < cfg.probe_after_s) return;
-  const auto due = liveness_->ProbeDue(LivePeerCandidates(), std::chrono::steady_clock::now(),
-                                       std::max(0.5, cfg.probe_after_s));
-  for (int peer : due) SendControl(peer, ControlKind::kProbe, -1, 0);
-}
-
-std::string Engine::UnresponsiveNote() const {
-  double silent_s = 0;
-  const std::vector<int> lost =
-      liveness_->Unresponsive(LivePeerCandidates(), std::chrono::steady_clock::now(),
-                              stalls_->settings().probe_grace_s, &silent_s);
-  if (lost.empty()) return "";
-  char tail[160];
-  std::snprintf(tail, sizeof(tail),
-                " (no answer to a liveness probe for %.1f s: stopped, dead or unreachable)",
-                silent_s);
-  return "; ranks not responding: " + RankList(lost) + tail;
 }
 
 void Engine::CheckRegistrationStalls() {
@@ -434,13 +354,7 @@ void Engine::CheckRegistrationStalls() {
                                                   "WAGMA_STALL_TIMEOUT_S"));
       continue;
     }
-    if (p.waited_s < cfg.warning_s) continue;
-    auto warned = registration_warned_.find(p.key);
-    if (warned != registration_warned_.end() &&
-        now - warned->second < std::chrono::duration<double>(cfg.warning_s)) {
-      continue;
-    }
-    registration_warned_[p.key] = now;
+    if (!stalls_->RegistrationWarningDue(p.key, p.waited_s, now)) continue;
     std::fprintf(stderr, "[horovod_wagma rank %d] stall: %s for %.0f s\n", rank_,
                  text.c_str(), p.waited_s);
   }
@@ -448,23 +362,23 @@ void Engine::CheckRegistrationStalls() {
 }
 
 void Engine::OnWaiting(int source, int stream_id, int64_t round) {
-  auto it = streams_by_id_.find(stream_id);
-  if (it == streams_by_id_.end()) return;
-  const Stream& s = *it->second;
+  const Stream* found = streams_.FindById(stream_id);
+  if (!found) return;
+  const Stream& s = *found;
   // A report that crossed the round's completion here is stale: every member had
   // contributed. Without this check it would turn into a false alarm later.
   auto r = s.rounds.find(round);
   const bool done_here = r != s.rounds.end() ? r->second.completed
                                              : round < s.next_app_round || s.dropped.count(round);
   if (done_here) return;
-  stalls_->OnWaiting(stream_id, round, source, std::chrono::steady_clock::now());
+  stalls_->inspector().OnWaiting(stream_id, round, source, std::chrono::steady_clock::now());
 }
 
 void Engine::OnStallNotice(int stream_id, int64_t round, const std::string& text) {
-  auto it = streams_by_id_.find(stream_id);
-  if (it == streams_by_id_.end()) return;
-  auto r = it->second->rounds.find(round);
-  if (r != it->second->rounds.end()) r->second.stall_note = text;
+  Stream* s = streams_.FindById(stream_id);
+  if (!s) return;
+  auto r = s->rounds.find(round);
+  if (r != s->rounds.end()) r->second.stall_note = text;
 }
 
 }  // namespace wagma

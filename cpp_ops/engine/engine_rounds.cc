@@ -1,4 +1,6 @@
-// Engine, part 2: rounds and published values (DESIGN.md §3).
+// Engine, part 2: entering, joining and finishing rounds, and published values
+// (docs/design.md, sections 2.4 to 2.8). The rules are round_policy.h's; this file
+// gathers the facts, asks, and acts.
 #include <algorithm>
 #include <cstring>
 
@@ -17,11 +19,6 @@ std::vector<int> Engine::MembersOf(const Stream& s, int64_t round, RoundPlan* pl
   return members;
 }
 
-bool Engine::IsSoloRound(const Stream& s, int64_t round) const {
-  const RoundPlan plan = PlanRound(round, s.spec.config.sync_period, s.schedule->num_phases());
-  return !plan.global && s.schedule->GroupOf(plan.phase, s.my_index).size() == 1;
-}
-
 RoundState& Engine::GetRound(Stream& s, int64_t round) {
   auto it = s.rounds.find(round);
   if (it != s.rounds.end()) return it->second;
@@ -35,61 +32,21 @@ RoundState& Engine::GetRound(Stream& s, int64_t round) {
 
 int64_t Engine::TakeAppRound(Stream& s) {
   const int64_t first = s.next_app_round;
-  int64_t round = first;
-  if (s.spec.config.wait_avoiding_global() && s.id >= 0) {
-    // A lagging app skips the rounds its engine already served while it computed: the
-    // contiguous run of them from `first` on. (Never past a round this rank has not
-    // joined: its group would wait for it there.) Rounds where this rank's group is
-    // itself alone (P not a power of S) hold nobody up and would return the app's own
-    // input, so the run passes over them; without that, a slow rank with such rounds
-    // could never skip (measured: a 4x slower host at P=6, S=2 lagged until
-    // max_staleness made every global round wait for it). Passing one is taken only
-    // when at least two served rounds lie beyond `first`: a peer one round ahead in
-    // lockstep must not make an app skip.
-    int64_t last_served = first - 1;
-    int served = 0;
-    bool passed_solo = false, failed = false;
-    int64_t newest = first;  // no round beyond the newest this engine holds was served
-    if (!s.rounds.empty()) newest = std::max(newest, s.rounds.rbegin()->first);
-    if (!s.dropped.empty()) newest = std::max(newest, *s.dropped.rbegin());
-    for (int64_t r = first; r <= newest; ++r) {
-      if (!s.ServedPassively(r)) {
-        if (!IsSoloRound(s, r)) break;
-        passed_solo = true;
-        continue;
-      }
-      last_served = r;
-      ++served;
-      auto it = s.rounds.find(r);
-      failed = it != s.rounds.end() && !it->second.error.empty();
-      if (failed) break;  // the app must hear that error, not skip it
-    }
-    if (passed_solo && served < 2 && !failed) last_served = first - 1;
-    // Enter the next round with the fresh input when a peer already waits there, or
-    // when the newest served round's result was not kept (a newer one replaced it).
-    const bool kept = last_served < first || s.rounds.count(last_served) > 0;
-    if (!failed && (s.activations.count(last_served + 1) || !kept)) {
-      round = last_served + 1;
-    } else {
-      round = std::max(first, last_served);  // the newest served round's result
-    }
-    for (int64_t r = first; r < round; ++r) {
-      auto it = s.rounds.find(r);
-      // In flight ones are dropped when they complete (they are below next_app_round).
-      if (it != s.rounds.end() && it->second.completed) s.Drop(r);
-    }
-    if (round > first) {
-      std::lock_guard<std::mutex> lock(stats_mu_);
-      stream_stats_[s.spec.name].rounds_skipped += round - first;
-    }
+  const AppRoundChoice choice =
+      ChooseAppRound(StreamRoundsView(s), s.spec.config.wait_avoiding_global(), s.id >= 0);
+  for (int64_t r = first; r < choice.round; ++r) {
+    auto it = s.rounds.find(r);
+    // In flight ones are dropped when they complete (they are below next_app_round).
+    if (it != s.rounds.end() && it->second.completed) s.Drop(r);
   }
-  s.next_app_round = round + 1;
-  s.last_app_round = round;
-  return round;
+  if (choice.skipped > 0) metrics_.RoundsSkipped(s.spec.name, choice.skipped);
+  s.next_app_round = choice.round + 1;
+  s.last_app_round = choice.round;
+  return choice.round;
 }
 
 void Engine::EnterRound(Stream& s, RoundState& rs) {
-  Publish(s, rs.call->input, 2 * rs.round, /*copy=*/false);
+  Publish(s, rs.call->input, InputVersion(rs.round), /*copy=*/false);
   if (rs.completed) {
     FinishAppRound(s, rs.round);
   } else if (!rs.joined) {
@@ -103,15 +60,6 @@ void Engine::EnterRound(Stream& s, RoundState& rs) {
   }
 }
 
-bool Engine::StaleInRounds(const Stream& s, int64_t round) const {
-  // A rank that joined (or is leaving) serves its final model: it has no app whose
-  // progress the bound is about, so its value always counts.
-  if (!s.spec.config.wait_avoiding_global() || self_joined_ || leaving_) return false;
-  // Never wait for the app instead (DESIGN §3, corrected): that app may itself wait in
-  // a Horovod collective for a rank that waits in this round.
-  return round - s.last_app_round > s.spec.config.max_staleness;
-}
-
 void Engine::JoinPassively(Stream& s, int64_t round) {
   RoundState& rs = GetRound(s, round);
   const std::string missing = roster_.MissingPeer(s.id, s.spec.name, round, rs.members);
@@ -120,52 +68,28 @@ void Engine::JoinPassively(Stream& s, int64_t round) {
     return;
   }
   rs.passive = true;
-  rs.stale_in_rounds = StaleInRounds(s, round);
+  const StreamConfig& config = s.spec.config;
+  // A rank that joined (or is leaving) serves its final model: its value always counts.
+  rs.stale_in_rounds = StaleInRounds(config.wait_avoiding_global(),
+                                     joins_.self_joined() || leaving_, round, s.last_app_round,
+                                     config.max_staleness);
   rs.age_rounds = round - s.last_app_round;
   rs.passive_contribution = pool_.Copy(s.published, s.spec.num_bytes());
   JoinRound(s, rs, rs.passive_contribution.data(), /*activate=*/false);
   // The published value belongs to round published_version / 2 (its input or
   // output); an output of round r - 1 is fresh (0 rounds stale).
-  const int64_t staleness = std::max<int64_t>(0, round - 1 - s.published_version / 2);
-  {
-    std::lock_guard<std::mutex> lock(stats_mu_);
-    ++stats_.passive_joins;
-    stats_.staleness_sum += staleness;
-    stats_.staleness_max = std::max(stats_.staleness_max, staleness);
-    StreamStats& st = stream_stats_[s.spec.name];
-    ++st.passive_joins;
-    st.staleness_sum += staleness;
-    st.staleness_max = std::max(st.staleness_max, staleness);
-  }
-  if (timeline_.enabled()) {
-    timeline_.Instant(Timeline::kEngine, "join", "passive_join", rs.joined_at_us,
-                      "\"stream\":\"" + JsonEscape(s.spec.name) + "\",\"round\":" +
-                          std::to_string(round) + ",\"staleness\":" +
-                          std::to_string(staleness) + ",\"age\":" +
-                          std::to_string(rs.age_rounds) + ",\"stale_in_rounds\":" +
-                          (rs.stale_in_rounds ? "true" : "false"));
-  }
+  metrics_.PassiveJoin(s.spec.name, round, PublishedStaleness(round, s.published_version),
+                       rs.age_rounds, rs.stale_in_rounds, rs.joined_at_us);
 }
 
 void Engine::CountPassiveContribution(Stream& s, const RoundState& rs) {
   // Decided by every member alike once the inclusion messages were exchanged.
   const bool wa_global = s.spec.config.wait_avoiding_global();
   const bool left_out = wa_global && !rs.self_included;
-  // Its age in the sense of max_staleness: rounds since the app last entered, or (with
-  // inclusion shared) the steps its app is behind the round's most advanced member,
-  // whichever is smaller.
-  const int64_t age = wa_global ? std::min(rs.age_rounds, rs.steps_behind) : rs.age_rounds;
-  {
-    std::lock_guard<std::mutex> lock(stats_mu_);
-    StreamStats& st = stream_stats_[s.spec.name];
-    if (left_out) {
-      ++st.rounds_left_out;
-      ++stats_.rounds_left_out;
-    } else {
-      if (rs.stale_in_rounds) ++st.rounds_kept_ahead;
-      if (!self_joined_) ++st.age_histogram[age];  // a joined rank's final model has no age
-    }
-  }
+  // A joined rank's final model has no age.
+  metrics_.PassiveContribution(s.spec.name, left_out, rs.stale_in_rounds,
+                               !joins_.self_joined(),
+                               ContributionAge(wa_global, rs.age_rounds, rs.steps_behind));
   if (left_out) {
     ++s.left_out_since_app_call;
     s.left_out_at = std::chrono::steady_clock::now();
@@ -189,27 +113,13 @@ void Engine::JoinRound(Stream& s, RoundState& rs, const void* contribution, bool
     if (m != rank_ && (activate || roster_.joined(m))) targets.push_back(m);
   }
   if (!targets.empty()) {
-    uint64_t fingerprint = s.fingerprint;
-    const std::string payload(reinterpret_cast<const char*>(&fingerprint), sizeof(fingerprint));
+    const std::string payload = PackFingerprint(s.fingerprint);
     for (int m : targets) SendControl(m, ControlKind::kActivate, s.id, rs.round, payload);
-    rs.activated_all = activate;
-    {
-      std::lock_guard<std::mutex> lock(stats_mu_);
-      stats_.activations_sent += static_cast<int64_t>(targets.size());
-      stream_stats_[s.spec.name].activations_sent += static_cast<int64_t>(targets.size());
-    }
-    if (timeline_.enabled()) {
-      std::string to;
-      for (int m : targets) to += (to.empty() ? "" : ",") + std::to_string(m);
-      timeline_.Instant(Timeline::kEngine, "activation", "activation_sent", rs.joined_at_us,
-                        "\"stream\":\"" + JsonEscape(s.spec.name) + "\",\"round\":" +
-                            std::to_string(rs.round) + ",\"to\":[" + to + "]");
-    }
-  } else {
-    rs.activated_all = activate;
+    metrics_.ActivationsSent(s.spec.name, rs.round, targets, rs.joined_at_us);
   }
+  rs.activated_all = activate;
   ReductionArgs args;
-  args.comm = data_comm_;
+  args.transport = transport_.get();
   args.tag = DataTag(s.id, rs.round);
   args.members = rs.members;
   args.my_index = rs.my_index;
@@ -222,9 +132,9 @@ void Engine::JoinRound(Stream& s, RoundState& rs, const void* contribution, bool
   // copy the app's input (published by reference) while this round is in flight, and
   // the "local" rule needs x intact when this round finishes.
   const bool passive_joins = s.spec.config.wait_avoiding || s.spec.config.wait_avoiding_global();
-  rs.mean_in_output = rs.call && contribution == rs.call->input &&
-                      (rs.plan.global || s.spec.config.averaging != Averaging::kPaper) &&
-                      !(passive_joins && rs.call->output == rs.call->input);
+  rs.mean_in_output = rs.call && ReduceIntoOutput(contribution == rs.call->input, rs.plan.global,
+                                                  s.spec.config.averaging, passive_joins,
+                                                  rs.call->output == rs.call->input);
   if (rs.mean_in_output) {
     args.result = rs.call->output;
   } else {
@@ -238,14 +148,9 @@ void Engine::JoinRound(Stream& s, RoundState& rs, const void* contribution, bool
   args.steps = s.app_calls;
   args.stale_in_rounds = rs.stale_in_rounds;
   args.max_staleness = s.spec.config.max_staleness;
-  rs.reduction = MakeGroupReduction(std::move(args), thresholds_);
+  rs.reduction = MakeGroupReduction(std::move(args), settings_.thresholds);
   rs.reduction->Start();
-  {
-    std::lock_guard<std::mutex> lock(stats_mu_);
-    const int64_t sent = static_cast<int64_t>(rs.reduction->BytesSent());
-    stats_.bytes_sent += sent;
-    stream_stats_[s.spec.name].bytes_sent += sent;
-  }
+  metrics_.ReductionStarted(s.spec.name, static_cast<int64_t>(rs.reduction->BytesSent()));
   ++in_flight_;
 }
 
@@ -265,21 +170,12 @@ void Engine::FinishAppRound(Stream& s, int64_t round) {
   const bool contributed_x =
       rs.self_included &&
       (rs.contribution == x || std::memcmp(rs.contribution, x, bytes) == 0);
-  // "local" keeps x - base, the app's progress since its engine took c without the
-  // results applied since (below). That forgets those results' corrections, which is
-  // harmless for one (a faster partner activated this round just before the app
-  // entered the previous one: the common case under random imbalance) but not for a
-  // run: after a Horovod collective that a persistently slow rank reached late, the
-  // others' apps collect a long run of rounds their engines joined with the value
-  // parked there (they cannot skip them: rounds in between, without the slow rank,
-  // were not joined), and each reset their model to that value's mean plus all their
-  // steps since. In tests/workers/drift_consensus.py (P=8, a 2x slower rank, an
-  // allreduce every 100 steps) fast ranks' |w_i| peaked at 15-39 where no rank's own
-  // data pulls beyond 8. Past one result, such a round takes the fresh rule, a convex
-  // combination of x and the others' values, which cannot run off. (Fresh for every
-  // such round measured slower under random imbalance: progress divided by g.)
-  Averaging rule = s.spec.config.averaging;
-  if (rule == Averaging::kLocal && rs.results_since_join > 1) rule = Averaging::kFresh;
+  // 'local' takes 'fresh' past one result applied since c was taken (RuleForRound: in
+  // tests/workers/drift_consensus.py, P=8, a 2x slower rank, an allreduce every 100
+  // steps, fast ranks' |w_i| peaked at 15-39 under 'local' where no rank's own data
+  // pulls beyond 8). ('fresh' for every such round measured slower under random
+  // imbalance: progress divided by g.)
+  const Averaging rule = RuleForRound(s.spec.config.averaging, rs.results_since_join);
   // "local": later rounds joined passively took c before this round's output replaced
   // x in the app's model. Counting x - c as the app's own progress there would apply
   // this correction (output - x) a second time; repeated, that makes the ranks'
@@ -295,50 +191,43 @@ void Engine::FinishAppRound(Stream& s, int64_t round) {
     if (r->local_base.empty()) r->local_base = pool_.Copy(r->contribution, bytes);
     AddScaled(s.spec.dtype, x, -1, n, r->local_base.data());
   }
-  if (rs.mean_in_output) {
-    // already there
-  } else if (rs.plan.global && (contributed_x || !s.spec.config.wait_avoiding_global())) {
-    // The exact global mean. (Blocking global rounds always take the app's input; a
-    // wait-avoiding one served passively applies the averaging rule below.)
-    std::memcpy(out, rs.mean.data(), bytes);
-  } else if (rule == Averaging::kPaper || (rule == Averaging::kFresh && !rs.self_included)) {
-    // paper: (s + x) / (g + 1). fresh, left out: c is not in s, so replacing it by x
-    // adds x as one more member: the same formula.
-    PaperAverage(s.spec.dtype, rs.mean.data(), x, g, n, out);
-  } else if (contributed_x) {
-    std::memcpy(out, rs.mean.data(), bytes);  // c == x: the plain group mean
-  } else {
-    // fresh: m + (x - c) / g, which replaces c by x in the sum. local: m + (x - base),
-    // left out or not: the member takes the mean and keeps its own progress since
-    // the value its engine held, without the corrections it already applied since.
-    const bool local = rule == Averaging::kLocal;
-    const void* base = local && !rs.local_base.empty() ? rs.local_base.data() : rs.contribution;
-    FreshCorrection(s.spec.dtype, rs.mean.data(), base, x, local ? 1 : g, n, out);
+  OutputFacts facts;
+  facts.mean_in_output = rs.mean_in_output;
+  facts.global = rs.plan.global;
+  facts.wait_avoiding_global = s.spec.config.wait_avoiding_global();
+  facts.self_included = rs.self_included;
+  facts.contributed_x = contributed_x;
+  facts.rule = rule;
+  switch (ChooseOutput(facts)) {
+    case OutputFormula::kMeanAlreadyInOutput:
+      break;
+    case OutputFormula::kMean:
+      std::memcpy(out, rs.mean.data(), bytes);
+      break;
+    case OutputFormula::kPaper:
+      PaperAverage(s.spec.dtype, rs.mean.data(), x, g, n, out);
+      break;
+    case OutputFormula::kFreshCorrection:
+      FreshCorrection(s.spec.dtype, rs.mean.data(), rs.contribution, x, g, n, out);
+      break;
+    case OutputFormula::kLocalCorrection: {
+      // The member takes the mean and keeps its own progress since the value its
+      // engine held, without the corrections it already applied since.
+      const void* base = rs.local_base.empty() ? rs.contribution : rs.local_base.data();
+      FreshCorrection(s.spec.dtype, rs.mean.data(), base, x, 1, n, out);
+      break;
+    }
   }
   for (RoundState* r : later) AddScaled(s.spec.dtype, out, +1, n, r->local_base.data());
   // Published even without wait-avoidance: a rank that joins serves its final
   // model from here, and the app may reuse its input as soon as it has the output.
-  Publish(s, out, 2 * round + 1, /*copy=*/true);
+  Publish(s, out, OutputVersion(round), /*copy=*/true);
   const int64_t handle = call.handle;
   const bool global = rs.plan.global;
-  const int64_t now_us = Timeline::NowUs();
   const int64_t call_us = std::chrono::duration_cast<std::chrono::microseconds>(
                               std::chrono::steady_clock::now() - call.enqueued).count();
-  {
-    std::lock_guard<std::mutex> lock(stats_mu_);
-    stats_.call_wait_us += call_us;
-    StreamStats& st = stream_stats_[s.spec.name];
-    ++st.rounds;
-    if (global) ++st.global_rounds;
-    if (call.has_callback) (global ? st.global_wait_us : st.group_wait_us) += call_us;
-  }
-  if (timeline_.enabled()) {
-    const std::string args = "\"round\":" + std::to_string(round);
-    timeline_.Span(Timeline::kApp, "app", s.spec.name, call.enqueued_us, now_us,
-                   args + ",\"kind\":\"" + (global ? "global" : "group") + "\"");
-    if (call.has_callback)
-      timeline_.Span(Timeline::kApp, "wait", s.spec.name, call.enqueued_us, now_us, args);
-  }
+  metrics_.AppRoundDone(s.spec.name, round, global, call.has_callback, call.enqueued_us,
+                        call_us);
   s.rounds.erase(round);
   handles_.Complete(handle, "", s.spec.name, global, round);
 }

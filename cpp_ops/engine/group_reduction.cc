@@ -5,28 +5,10 @@
 #include <string>
 
 #include "direct_exchange_reduction.h"
+#include "round_policy.h"
 #include "scatter_allgather_reduction.h"
 
 namespace wagma {
-
-bool AllRequestsDone(std::vector<MPI_Request>& requests) {
-  if (requests.empty()) return true;
-  int flag = 0;
-  const int rc = MPI_Testall(static_cast<int>(requests.size()), requests.data(), &flag,
-                             MPI_STATUSES_IGNORE);
-  if (rc != MPI_SUCCESS) throw std::runtime_error("MPI_Testall failed: code " + std::to_string(rc));
-  return flag != 0;
-}
-
-void CancelReceives(std::vector<MPI_Request>& requests, size_t num_receives) {
-  for (size_t i = 0; i < num_receives && i < requests.size(); ++i) {
-    if (requests[i] == MPI_REQUEST_NULL) continue;
-    MPI_Cancel(&requests[i]);
-    // A receive matched before the cancel completes normally; the sender is a live
-    // peer, so this wait is short either way.
-    MPI_Wait(&requests[i], MPI_STATUS_IGNORE);
-  }
-}
 
 const MessageCut& GroupReduction::cut() const {
   static const MessageCut never_cut;
@@ -34,13 +16,13 @@ const MessageCut& GroupReduction::cut() const {
 }
 
 void GroupReduction::PostReceive(void* buf, size_t bytes, int member_index) {
-  receives_ += cut().PostReceive(buf, bytes, args_.members[static_cast<size_t>(member_index)],
-                                 args_.tag, args_.comm, requests_);
+  cut().PostReceive(buf, bytes, args_.members[static_cast<size_t>(member_index)], args_.tag,
+                    *requests_);
 }
 
 void GroupReduction::PostSend(const void* buf, size_t bytes, int member_index) {
   if (cut().PostSend(buf, bytes, args_.members[static_cast<size_t>(member_index)], args_.tag,
-                     args_.comm, requests_) > 1) {
+                     *requests_) > 1) {
     ++messages_cut_;
   }
 }
@@ -50,7 +32,7 @@ void GroupReduction::PostInclusionReceives() {
   inclusion_.assign(static_cast<size_t>(g), 0);
   if (!args_.share_inclusion) return;
   inclusion_[static_cast<size_t>(args_.my_index)] =
-      args_.stale_in_rounds ? -args_.steps - 1 : args_.steps;
+      EncodeInclusion(args_.steps, args_.stale_in_rounds);
   for (int j = 0; j < g; ++j) {
     if (j != args_.my_index)
       PostReceive(&inclusion_[static_cast<size_t>(j)], sizeof(int64_t), j);
@@ -69,25 +51,17 @@ int GroupReduction::KeepIncluded(std::vector<const void*>* srcs) {
   included_count_ = static_cast<int>(srcs->size());
   if (!args_.share_inclusion) return included_count_;
   // Every member decodes the same messages, so every member keeps the same set.
-  const auto steps_of = [](int64_t code) { return code < 0 ? -code - 1 : code; };
-  int64_t most = 0;
-  for (int64_t code : inclusion_) most = std::max(most, steps_of(code));
-  // Old in rounds alone is not enough: an app that waits (in a Horovod collective,
-  // say) while one lagging rank drives the rounds holds a value old in rounds, yet
-  // ahead in training. Leaving it out would leave the lagging rank averaging alone.
-  const auto included = [&](int64_t code) {
-    return code >= 0 || most - steps_of(code) <= args_.max_staleness;
-  };
+  const Inclusion inclusion = DecideInclusion(inclusion_, args_.max_staleness);
   std::vector<const void*> kept;
   for (size_t j = 0; j < srcs->size(); ++j) {
-    if (included(inclusion_[j])) kept.push_back((*srcs)[j]);
+    if (inclusion.included[j]) kept.push_back((*srcs)[j]);
   }
   // The most advanced member is always kept, so `kept` is never empty.
   srcs->swap(kept);
-  const int64_t mine = inclusion_[static_cast<size_t>(args_.my_index)];
-  included_count_ = static_cast<int>(srcs->size());
-  self_included_ = included(mine);
-  self_steps_behind_ = most - steps_of(mine);
+  const size_t me = static_cast<size_t>(args_.my_index);
+  included_count_ = inclusion.count;
+  self_included_ = inclusion.included[me];
+  self_steps_behind_ = inclusion.most_steps - StepsOfInclusion(inclusion_[me]);
   return included_count_;
 }
 

@@ -1,31 +1,30 @@
-// GroupReduction: computes the mean of one contribution per group member, over MPI
-// point-to-point on the engine's data communicator, driven by the background loop.
+// GroupReduction: computes the mean of one contribution per group member, over the
+// transport's tagged point-to-point data messages, driven by the background loop.
 //
 // Invariants shared by every algorithm:
 //  * non-blocking: Start() posts requests, Progress() only tests them;
 //  * every member ends with the same bytes in result: each element's sum is formed in
 //    member order by exactly one rank (or identically by all), then divided by |G|;
 //  * all messages of one reduction use one tag; per pair of ranks the receiver posts
-//    its receives in the order the sender sends, so MPI's non-overtaking rule matches
-//    them without further tags;
+//    its receives in the order the sender sends, so the transport's per-tag order
+//    (MPI's non-overtaking rule) matches them without further tags;
 //  * the contribution must stay valid and unchanged until Progress() returns true;
 //  * the mean is written to `result`, which may alias the contribution (in-place
 //    calls): nothing is written there before every send has completed;
-//  * each step posts its receives before its sends (PostReceive, then PostSend), so
-//    Abandon() knows which requests are receives: the first `receives_`;
-//  * a message to or from a peer on another node may travel as several MPI messages
+//  * each step posts its receives before its sends (PostReceive, then PostSend): a
+//    receive is ready before the matching message can arrive;
+//  * a message to or from a peer on another node may travel as several messages
 //    (MessageCut), posted alike on both sides;
 //  * with `share_inclusion`, every member also sends every other member 8 bytes
 //    before its first data message: its app's steps and whether its value is older
 //    than max_staleness rounds. Such a value is left out when its app is also more
-//    than max_staleness steps behind the most advanced member. Every member decodes
-//    the same messages, so every member keeps the same set (never empty: the most
-//    advanced member stays) and divides by the same count.
-//    Left-out members still send their data: receivers post data receives before the
-//    messages arrive, and a left-out contribution is rare (DESIGN: max_staleness).
+//    than max_staleness steps behind the most advanced member (the rule itself is in
+//    round_policy.h, DecideInclusion). Every member decodes the same messages, so
+//    every member keeps the same set (never empty: the most advanced member stays)
+//    and divides by the same count. Left-out members still send their data:
+//    receivers post data receives before the messages arrive, and a left-out
+//    contribution is rare (docs/design.md, section 2.8).
 #pragma once
-
-#include <mpi.h>
 
 #include <cstdint>
 #include <memory>
@@ -34,19 +33,14 @@
 #include "buffer.h"
 #include "data_type.h"
 #include "message_cut.h"
+#include "transport.h"
 
 namespace wagma {
 
-// Cancels and completes the first `num_receives` requests (the receives).
-void CancelReceives(std::vector<MPI_Request>& requests, size_t num_receives);
-
-// Test-all over a request list that may contain MPI_REQUEST_NULL; throws on MPI error.
-bool AllRequestsDone(std::vector<MPI_Request>& requests);
-
 struct ReductionArgs {
-  MPI_Comm comm = MPI_COMM_NULL;
+  Transport* transport = nullptr;
   int tag = 0;
-  std::vector<int> members;  // ranks in `comm`, sorted
+  std::vector<int> members;  // ranks, sorted
   int my_index = 0;          // position of this rank in `members`
   DataType dtype = DataType::kFloat32;
   size_t count = 0;          // elements
@@ -67,7 +61,8 @@ struct ReductionArgs {
 
 class GroupReduction {
  public:
-  explicit GroupReduction(ReductionArgs args) : args_(std::move(args)) {}
+  explicit GroupReduction(ReductionArgs args)
+      : args_(std::move(args)), requests_(args_.transport->NewRequestList()) {}
   virtual ~GroupReduction() = default;
   virtual void Start() = 0;
   // Tests outstanding requests and advances; true once the result is final.
@@ -76,7 +71,7 @@ class GroupReduction {
   virtual size_t BytesSent() const = 0;
   // Gives up (a member is gone): cancels pending receives and waits until none can
   // still write to this reduction's buffers or the result. Sends may stay pending.
-  void Abandon() { CancelReceives(requests_, receives_); }
+  void Abandon() { requests_->CancelReceives(); }
   // Messages this member sent as several fragments so far (MessageCut).
   int64_t messages_cut() const { return messages_cut_; }
   // After Progress() returned true: how many contributions the mean is over, and
@@ -91,13 +86,10 @@ class GroupReduction {
   int group_size() const { return static_cast<int>(args_.members.size()); }
   size_t elem_size() const { return ElementSize(args_.dtype); }
   // One step's messages: clear the list, then every receive before any send.
-  void NewStep() {
-    requests_.clear();
-    receives_ = 0;
-  }
+  void NewStep() { requests_->Clear(); }
   void PostReceive(void* buf, size_t bytes, int member_index);
   void PostSend(const void* buf, size_t bytes, int member_index);
-  bool StepDone() { return AllRequestsDone(requests_); }
+  bool StepDone() { return requests_->Done(); }
   // The inclusion messages of the first step (no-ops without share_inclusion): call
   // PostInclusionReceives before the step's data receives and PostInclusionSends
   // before its data sends, so that per pair the flag precedes the data.
@@ -111,8 +103,7 @@ class GroupReduction {
 
  private:
   const MessageCut& cut() const;
-  std::vector<MPI_Request> requests_;  // this step's: receives first
-  size_t receives_ = 0;
+  std::unique_ptr<RequestList> requests_;  // this step's: receives first
   int64_t messages_cut_ = 0;
   // By member index, valid once the first step is done: steps, negated minus one for a
   // value older than max_staleness rounds (one 8-byte message per pair).

@@ -15,41 +15,49 @@
 //    HOROVOD_* setting);
 //  * the fragments of one message carry its tag and are posted in order on both sides,
 //    so MPI's non-overtaking rule matches fragment k with fragment k;
-//  * receives go into the request list before sends within a step (PostReceive before
-//    PostSend), and `receives` counts them, for GroupReduction::Abandon();
 //  * messages within a node are not cut (shared memory has no such round trip; the
 //    scope "all" cuts them too, for tests), nor are messages above `up_to_bytes`, whose
 //    time on the wire dwarfs one round trip.
 #pragma once
 
-#include <mpi.h>
-
 #include <cstddef>
 #include <string>
 #include <vector>
 
+#include "transport.h"
+
 namespace wagma {
+
+// HOROVOD_WAGMA_FRAGMENT_BYTES (0: never cut), HOROVOD_WAGMA_FRAGMENT_UP_TO_BYTES and
+// HOROVOD_WAGMA_FRAGMENT_SCOPE ("remote", the default, or "all"), as read by
+// EngineSettings; `error` names a malformed one.
+struct FragmentSettings {
+  // Below Open MPI's TCP eager limit (65,536 bytes including its match header, less
+  // 1 KiB of headroom).
+  size_t fragment_bytes = 63 * 1024;
+  size_t up_to_bytes = 4 << 20;
+  bool cut_local = false;  // scope "all"
+  std::string scope = "remote";
+  std::string error;
+};
 
 class MessageCut {
  public:
   // Never cuts.
   MessageCut() = default;
-  // Collective over `comm`: learns which ranks share this rank's node. Settings from
-  // HOROVOD_WAGMA_FRAGMENT_BYTES (0: never cut), HOROVOD_WAGMA_FRAGMENT_UP_TO_BYTES and
-  // HOROVOD_WAGMA_FRAGMENT_SCOPE ("remote", the default, or "all"). Returns "" or an
-  // error naming the bad setting.
-  std::string Init(MPI_Comm comm);
+  // Collective over the transport: learns which ranks share this rank's node, and
+  // checks that every rank has the same settings. Returns "" or an error naming the
+  // bad setting.
+  std::string Init(Transport& transport, const FragmentSettings& settings);
 
   // How many messages a payload of `bytes` to or from `peer` travels as (>= 1).
   size_t Pieces(size_t bytes, int peer) const;
 
-  // Posts the receive of one message from `peer` into `buf`; appends its requests and
-  // returns how many (its pieces).
-  size_t PostReceive(void* buf, size_t bytes, int peer, int tag, MPI_Comm comm,
-                     std::vector<MPI_Request>& requests) const;
-  // Posts the send of one message to `peer`; appends its requests, returns how many.
-  size_t PostSend(const void* buf, size_t bytes, int peer, int tag, MPI_Comm comm,
-                  std::vector<MPI_Request>& requests) const;
+  // Posts the receive of one message from `peer` into `buf`, onto `requests`; returns
+  // how many pieces it travels as.
+  size_t PostReceive(void* buf, size_t bytes, int peer, int tag, RequestList& requests) const;
+  // Posts the send of one message to `peer`; returns how many pieces.
+  size_t PostSend(const void* buf, size_t bytes, int peer, int tag, RequestList& requests) const;
 
   size_t fragment_bytes() const { return fragment_bytes_; }
 
@@ -59,11 +67,10 @@ class MessageCut {
   template <typename PostPiece>
   size_t ForEachPiece(size_t bytes, int peer, PostPiece post) const;
 
-  // Below Open MPI's TCP eager limit (65,536 bytes including its match header).
   size_t fragment_bytes_ = 0;
   size_t up_to_bytes_ = 4 << 20;
   bool cut_local_ = false;
-  std::vector<char> remote_;  // remote_[r]: rank r of the communicator is on another node
+  std::vector<bool> remote_;  // remote_[r]: rank r of the communicator is on another node
 };
 
 }  // namespace wagma

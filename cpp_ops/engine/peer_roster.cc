@@ -1,8 +1,5 @@
 #include "peer_roster.h"
 
-#include <cstring>
-#include <stdexcept>
-
 #include "stream_spec.h"
 
 namespace wagma {
@@ -30,31 +27,6 @@ std::string PeerRoster::MissingPeer(int stream_id, const std::string& name, int6
     return text;
   }
   return "";
-}
-
-std::string PeerRoster::PackLastRounds(const std::map<int, int64_t>& last_round) {
-  std::string out;
-  for (const auto& kv : last_round) {
-    const int32_t id = kv.first;
-    const int64_t r = kv.second;
-    out.append(reinterpret_cast<const char*>(&id), sizeof(id));
-    out.append(reinterpret_cast<const char*>(&r), sizeof(r));
-  }
-  return out;
-}
-
-std::map<int, int64_t> PeerRoster::UnpackLastRounds(const std::string& bytes) {
-  constexpr size_t kPair = sizeof(int32_t) + sizeof(int64_t);
-  if (bytes.size() % kPair != 0) throw std::runtime_error("malformed goodbye message");
-  std::map<int, int64_t> out;
-  for (size_t off = 0; off < bytes.size(); off += kPair) {
-    int32_t id = 0;
-    int64_t r = 0;
-    std::memcpy(&id, bytes.data() + off, sizeof(id));
-    std::memcpy(&r, bytes.data() + off + sizeof(id), sizeof(r));
-    out[id] = r;
-  }
-  return out;
 }
 
 }  // namespace wagma

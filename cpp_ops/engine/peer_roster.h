@@ -40,10 +40,6 @@ class PeerRoster {
   std::string MissingPeer(int stream_id, const std::string& name, int64_t round,
                           const std::vector<int>& members) const;
 
-  // Wire form of a goodbye: pairs (stream id, last round).
-  static std::string PackLastRounds(const std::map<int, int64_t>& last_round);
-  static std::map<int, int64_t> UnpackLastRounds(const std::string& bytes);
-
  private:
   std::set<int> joined_;
   std::map<int, std::map<int, int64_t>> departed_;

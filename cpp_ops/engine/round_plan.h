@@ -1,4 +1,4 @@
-// RoundPlan: what round r of a stream is (DESIGN.md §3).
+// RoundPlan: what round r of a stream is (docs/design.md, section 2.1).
 //
 // Round 0 and every round with (r + 1) % tau == 0 are global. The others are group
 // rounds; the k-th of them uses phase k mod L. Counting the global rounds among

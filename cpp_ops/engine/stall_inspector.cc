@@ -1,32 +1,8 @@
 #include "stall_inspector.h"
 
 #include <algorithm>
-#include <cstdlib>
 
 namespace wagma {
-namespace {
-
-double EnvSeconds(const char* name, double fallback) {
-  const char* v = std::getenv(name);
-  return v && *v ? std::atof(v) : fallback;
-}
-
-}  // namespace
-
-StallSettings StallSettings::FromEnv() {
-  StallSettings s;
-  s.warning_s = EnvSeconds("WAGMA_STALL_WARNING_S", s.warning_s);
-  s.timeout_s = EnvSeconds("WAGMA_STALL_TIMEOUT_S", s.timeout_s);
-  // Report early enough that the inspector hears from every waiting rank before it
-  // warns, but never for the ordinary sub-second waits of a global round.
-  double shortest = s.warning_s;
-  if (s.timeout_s > 0) shortest = std::min(shortest, s.timeout_s);
-  s.report_after_s = std::max(0.05, std::min(1.0, shortest / 4));
-  s.probe_after_s = std::max(s.report_after_s, shortest / 2);
-  // A live engine answers within milliseconds; a second covers a loaded machine.
-  s.probe_grace_s = std::max(1.0, s.probe_after_s);
-  return s;
-}
 
 void StallInspector::OnWaiting(int stream_id, int64_t round, int rank,
                                Clock::time_point now) {

@@ -28,7 +28,7 @@ struct StallSettings {
   // silent probe_grace_s after a probe is named as not responding.
   double probe_after_s = 30.0;
   double probe_grace_s = 30.0;
-  static StallSettings FromEnv();
+  static StallSettings FromEnv();  // engine_settings.cc
 };
 
 class StallInspector {

@@ -11,7 +11,7 @@ namespace wagma {
 
 enum class Averaging : int32_t { kFresh = 0, kPaper = 1, kLocal = 2 };
 // Global rounds that block (the paper), or that activate and join like group rounds
-// (DESIGN.md §3, "Wait-avoiding global rounds").
+// (docs/design.md, section 2.8, "Wait-avoiding global rounds").
 enum class GlobalRounds : int32_t { kBlocking = 0, kWaitAvoiding = 1 };
 
 struct StreamConfig {

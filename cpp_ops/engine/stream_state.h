@@ -1,4 +1,4 @@
-// Per-stream state kept by the background loop (DESIGN.md §3).
+// Per-stream state kept by the engine's loop (docs/design.md, sections 2.4 to 2.8).
 //
 // A stream's rounds live in `rounds` from the moment either the app enters them or an
 // activation makes this rank join, until the app has collected the result. The
@@ -23,6 +23,7 @@
 #include "group_reduction.h"
 #include "group_schedule.h"
 #include "round_plan.h"
+#include "round_policy.h"
 #include "stream_spec.h"
 
 namespace wagma {
@@ -69,7 +70,7 @@ struct RoundState {
   // output then replaced it in the app's model. Empty while no correction came.
   Buffer local_base;
   // How many results the app applied after c was taken. Past one, the "local" rule
-  // takes the "fresh" one here (engine_rounds.cc, FinishAppRound).
+  // takes the "fresh" one here (RuleForRound, round_policy.h).
   int results_since_join = 0;
   std::unique_ptr<GroupReduction> reduction;  // set while in flight
 
@@ -96,7 +97,7 @@ struct Stream {
   const GroupSchedule* schedule = nullptr;
   int64_t next_app_round = 0;
   // The round the app last entered (or, skipping, was served by): a passive join's
-  // contribution is that many rounds old (DESIGN.md §3, staleness in rounds of age).
+  // contribution is that many rounds old (docs/design.md, section 2.8: age in rounds).
   int64_t last_app_round = -1;
   int64_t app_calls = 0;  // the app's steps on this stream: staleness in steps
   // When the app last called the stream, and how many rounds its engine has since
@@ -139,19 +140,45 @@ struct Stream {
     if (it != rounds.end()) return it->second.joined;
     return round < next_app_round || dropped.count(round) > 0;
   }
-  // Whether round `round` was joined by this rank's engine without the app (held, in
-  // flight or dropped): a lagging app may skip it.
-  bool ServedPassively(int64_t round) const {
-    auto it = rounds.find(round);
-    if (it != rounds.end()) return it->second.joined && !it->second.call;
-    return dropped.count(round) > 0;
-  }
   // Set when the stream failed (round 0 rejected it, or a later call mismatched).
   // Rounds before error_from_round still complete: a slower rank may not have
   // reached them yet, and the failing rank took part in them.
   std::string error;
   int64_t error_from_round = 0;
   bool FailedAt(int64_t round) const { return !error.empty() && round >= error_from_round; }
+};
+
+// The round policy's view of a stream (round_policy.h).
+class StreamRoundsView : public StreamView {
+ public:
+  explicit StreamRoundsView(const Stream& s) : s_(s) {}
+  bool Find(int64_t round, Held* out) const override {
+    auto it = s_.rounds.find(round);
+    if (it == s_.rounds.end()) return false;
+    const RoundState& rs = it->second;
+    out->joined = rs.joined;
+    out->app_entered = rs.call.has_value();
+    out->completed = rs.completed;
+    out->failed = !rs.error.empty();
+    return true;
+  }
+  bool Dropped(int64_t round) const override { return s_.dropped.count(round) > 0; }
+  bool Activated(int64_t round) const override { return s_.activations.count(round) > 0; }
+  bool Solo(int64_t round) const override {
+    const RoundPlan plan =
+        PlanRound(round, s_.spec.config.sync_period, s_.schedule->num_phases());
+    return !plan.global && s_.schedule->GroupOf(plan.phase, s_.my_index).size() == 1;
+  }
+  int64_t NewestRound() const override {
+    int64_t newest = -1;
+    if (!s_.rounds.empty()) newest = std::max(newest, s_.rounds.rbegin()->first);
+    if (!s_.dropped.empty()) newest = std::max(newest, *s_.dropped.rbegin());
+    return newest;
+  }
+  int64_t next_app_round() const override { return s_.next_app_round; }
+
+ private:
+  const Stream& s_;
 };
 
 }  // namespace wagma

@@ -1,0 +1,77 @@
+#include "engine_settings.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+
+namespace wagma {
+namespace {
+
+double EnvDouble(const char* name, double fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::atof(v) : fallback;
+}
+
+// A non-negative whole number of bytes; "" or an error naming the setting.
+std::string EnvBytes(const char* name, size_t* value) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return "";
+  errno = 0;
+  char* end = nullptr;
+  const double x = std::strtod(v, &end);
+  if (errno != 0 || end == v || *end != '\0' || !(x >= 0) || x > 1e15) {
+    return std::string(name) + "='" + v + "' is not a byte count (a whole number >= 0)";
+  }
+  *value = static_cast<size_t>(x);
+  return "";
+}
+
+FragmentSettings FragmentsFromEnv() {
+  FragmentSettings f;
+  f.error = EnvBytes("HOROVOD_WAGMA_FRAGMENT_BYTES", &f.fragment_bytes);
+  if (f.error.empty()) f.error = EnvBytes("HOROVOD_WAGMA_FRAGMENT_UP_TO_BYTES", &f.up_to_bytes);
+  const char* scope = std::getenv("HOROVOD_WAGMA_FRAGMENT_SCOPE");
+  f.scope = scope && *scope ? scope : "remote";
+  if (f.error.empty() && f.scope != "remote" && f.scope != "all") {
+    f.error = "HOROVOD_WAGMA_FRAGMENT_SCOPE='" + f.scope + "': expected 'remote' or 'all'";
+  }
+  f.cut_local = f.scope == "all";
+  return f;
+}
+
+}  // namespace
+
+StallSettings StallSettings::FromEnv() {
+  StallSettings s;
+  s.warning_s = EnvDouble("WAGMA_STALL_WARNING_S", s.warning_s);
+  s.timeout_s = EnvDouble("WAGMA_STALL_TIMEOUT_S", s.timeout_s);
+  // Report early enough that the inspector hears from every waiting rank before it
+  // warns, but never for the ordinary sub-second waits of a global round.
+  double shortest = s.warning_s;
+  if (s.timeout_s > 0) shortest = std::min(shortest, s.timeout_s);
+  s.report_after_s = std::max(0.05, std::min(1.0, shortest / 4));
+  s.probe_after_s = std::max(s.report_after_s, shortest / 2);
+  // A live engine answers within milliseconds; a second covers a loaded machine.
+  s.probe_grace_s = std::max(1.0, s.probe_after_s);
+  return s;
+}
+
+EngineSettings EngineSettings::FromEnv() {
+  EngineSettings s;
+  s.thresholds.small_bytes = static_cast<size_t>(
+      EnvDouble("HOROVOD_WAGMA_SMALL_BYTES", static_cast<double>(s.thresholds.small_bytes)));
+  s.thresholds.pair_scatter_bytes = static_cast<size_t>(EnvDouble(
+      "HOROVOD_WAGMA_PAIR_SCATTER_BYTES", static_cast<double>(s.thresholds.pair_scatter_bytes)));
+  s.fragments = FragmentsFromEnv();
+  s.shutdown_timeout_s = EnvDouble("HOROVOD_WAGMA_SHUTDOWN_TIMEOUT", 30.0);
+  s.pacer.spin_us = static_cast<int64_t>(EnvDouble("HOROVOD_WAGMA_SPIN_US", 200));
+  s.pacer.idle_sleep_us = static_cast<int64_t>(EnvDouble("HOROVOD_WAGMA_IDLE_SLEEP_US", 1000));
+  s.pacer.caller_progress_us =
+      static_cast<int64_t>(EnvDouble("HOROVOD_WAGMA_CALLER_PROGRESS_US", 0));
+  s.stalls = StallSettings::FromEnv();
+  const char* timeline = std::getenv("WAGMA_TIMELINE");
+  if (timeline && *timeline) s.timeline_path = timeline;
+  return s;
+}
+
+}  // namespace wagma

@@ -1,0 +1,60 @@
+// StallMonitor: the state behind noticing and naming stalls, and the texts that name
+// them. It owns the StallInspector (which ranks a waiting round is missing, on the
+// round's first member) and PeerLiveness (which peers' engines stopped answering),
+// paces the inspection (every 50 ms), and remembers when each pending round-0
+// registration was last warned about. It decides and formats; Engine walks its
+// rounds, sends the reports and probes, and fails what expired.
+// Owned by the engine's loop; no locking of its own.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "peer_liveness.h"
+#include "stall_inspector.h"
+
+namespace wagma {
+
+class StallMonitor {
+ public:
+  using Clock = std::chrono::steady_clock;
+  StallMonitor(const StallSettings& settings, int rank, int size)
+      : inspector_(settings), liveness_(rank, size) {}
+
+  const StallSettings& settings() const { return inspector_.settings(); }
+  StallInspector& inspector() { return inspector_; }
+
+  // True at most once per 50 ms: stalls are measured in seconds.
+  bool InspectionDue(Clock::time_point now);
+  // Any message from a peer shows its engine alive.
+  void Heard(int peer, Clock::time_point now) { liveness_.Heard(peer, now); }
+  // Peers among `live_peers` to probe now, given the longest wait of an app call.
+  std::vector<int> ProbesDue(double longest_wait_s, const std::vector<int>& live_peers,
+                             Clock::time_point now);
+  // "; ranks not responding: [..] (...)", or "" while every probed peer answers.
+  std::string UnresponsiveNote(const std::vector<int>& live_peers, Clock::time_point now) const;
+  // Whether the pending registration `key` is due for its (repeated) warning.
+  bool RegistrationWarningDue(const std::string& key, double waited_s, Clock::time_point now);
+
+ private:
+  StallInspector inspector_;
+  PeerLiveness liveness_;
+  Clock::time_point last_inspection_;
+  std::map<std::string, Clock::time_point> registration_warned_;
+};
+
+// "[1, 2]"
+std::string RankList(const std::vector<int>& ranks);
+
+// The error of an app call that waited past WAGMA_STALL_TIMEOUT_S in round `round`
+// (round 0 still unvalidated when `registered` is false), before notes are appended.
+std::string StallTimeoutText(double waited_s, double timeout_s, const std::string& stream,
+                             bool registered, bool global, int64_t round);
+
+// What the inspector tells the waiting ranks of a stalled round.
+std::string StallNoteText(bool global, const std::vector<int>& missing, int inspector_rank);
+
+}  // namespace wagma
