@@ -35,7 +35,7 @@ WORKER = os.path.join(HERE, "worker.py")
 PYTHON = sys.executable
 TOLERANCE = {"float64": 1e-9, "float32": 1e-4}
 # A round that waits this long for a lost peer fails with the stall error (the engine
-# cannot tell a dead host from a slow one without a bound; DESIGN.md faults).
+# cannot tell a dead host from a slow one without a bound; docs/design.md, section 5).
 # Below mpirun's own detection of a lost node (~20 s: oob_tcp_keepalive_* in
 # cluster.MCA), so that the survivors' apps hear WAGMA's error before mpirun ends them.
 FAULT_STALL_TIMEOUT_S = 10

@@ -159,7 +159,7 @@ class EmulatedCluster:
            "oob_tcp_if_include": "eth0",  # runtime traffic: the cluster network
            "btl_tcp_if_include": "eth0",  # MPI traffic: the cluster network
            "btl": "self,vader,tcp",  # shared memory within a host, TCP between
-           "mpi_yield_when_idle": "1",  # more ranks than cores (DESIGN.md §5)
+           "mpi_yield_when_idle": "1",  # more ranks than cores (docs/launching.md)
            # mpirun notices a node that fell off the network in ~20 s, not the
            # default 480 s (300 s idle + 9 probes 20 s apart), and ends the job.
            "oob_tcp_keepalive_time": "10", "oob_tcp_keepalive_intvl": "2",

@@ -14,7 +14,7 @@ WORKERS = os.path.join(HERE, "workers")
 MPI_ENV = {
     "OMPI_ALLOW_RUN_AS_ROOT": "1",
     "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-    # More ranks than cores: MPI must yield when idle (DESIGN.md §5).
+    # More ranks than cores: MPI must yield when idle (docs/launching.md).
     "OMPI_MCA_mpi_yield_when_idle": "1",
     "OMPI_MCA_btl": "self,vader,tcp",
     "PYTHONUNBUFFERED": "1",

@@ -1,4 +1,4 @@
-"""Exact WAGMA trajectories for tests: the averaging-matrix view of DESIGN.md §3.
+"""Exact WAGMA trajectories for tests: the averaging-matrix view of docs/design.md, section 2.
 
 In a gossip loop without stragglers (each rank feeds its previous output back, and
 no rank joins a round with anything but its fresh input), round r maps the stacked

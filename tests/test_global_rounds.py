@@ -1,4 +1,4 @@
-"""Wait-avoiding global rounds (DESIGN.md §3; global_rounds="wait_avoiding").
+"""Wait-avoiding global rounds (docs/design.md, section 2; global_rounds="wait_avoiding").
 
 A persistently slow rank (its steps take k times as long, a sleep standing in for
 compute) no longer sets everyone's pace: the fast ranks' global rounds do not wait for

@@ -1,4 +1,4 @@
-"""Gossip exactness (DESIGN.md §6 correctness): with no straggler every group round is
+"""Gossip exactness (docs/design.md, section 2): with no straggler every group round is
 the exact group average and every global round the exact global average, for several
 P and S (P not a power of S included), tau, all four dtypes, the averaging rules,
 with and without wait-avoidance, on both reduction paths (small and large tensors;

@@ -1,4 +1,4 @@
-"""The group schedule (DESIGN.md §3), checked independently of the engine's code."""
+"""The group schedule (docs/design.md, section 2), checked independently of the engine's code."""
 import math
 
 import pytest

@@ -1,4 +1,4 @@
-"""Staleness bound (DESIGN.md §3): global rounds block, so no rank ever gets more than
+"""Staleness bound (docs/design.md, section 2): global rounds block, so no rank ever gets more than
 tau rounds ahead of another. Both taus run in one launch (workers/staleness.py)."""
 import pytest
 

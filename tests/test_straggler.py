@@ -1,5 +1,5 @@
 """With a straggler, the other ranks' group rounds complete without waiting for it
-(DESIGN.md §3, §6); after the final global round all ranks hold the same value.
+(docs/design.md, section 2); after the final global round all ranks hold the same value.
 Both scenarios run in one launch per framework (workers/straggler.py)."""
 import pytest
 

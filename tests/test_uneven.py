@@ -1,5 +1,5 @@
 """Uneven data through join(): no hang, no error, and the joined ranks' final models
-keep taking part, exactly as DESIGN.md §3 defines rounds."""
+keep taking part, exactly as docs/design.md, section 2.1, defines rounds."""
 import numpy as np
 import pytest
 

@@ -6,7 +6,7 @@
 // acknowledgement, one extra round trip per message. A scatter-allgather round is two
 // message steps; between hosts 4.3 ms apart each step cost three one-way latencies
 // instead of one, and a round took longer than the 10 ms step it averaged
-// (bench/multihost_throughput.py). Fragments under the eager limit leave at once.
+// (lab/multihost_throughput.py). Fragments under the eager limit leave at once.
 //
 // Invariants:
 //  * sender and receiver cut a message identically: the cut depends only on its size

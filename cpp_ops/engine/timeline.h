@@ -1,7 +1,7 @@
 // Timeline: a Chrome trace ("Trace Event Format", JSON array form) of one rank's
 // activity, for chrome://tracing or ui.perfetto.dev. Each rank writes its own file
 // with pid = rank and timestamps from the shared system clock, so the files of all
-// ranks merge by concatenating their events (bench/plot_timeline.py does that, and
+// ranks merge by concatenating their events (python -m horovod_wagma.timeline does that, and
 // draws them). The file stays a loadable trace even when the process dies before
 // Close: viewers accept an array without its closing bracket.
 #pragma once

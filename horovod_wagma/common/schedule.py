@@ -1,4 +1,4 @@
-"""The group schedule (DESIGN.md §3), as computed by the engine's GroupSchedule.
+"""The group schedule (docs/design.md, section 2), as computed by the engine's GroupSchedule.
 
 ``groups(P, S)[p][g]`` is the sorted list of ranks in group g of phase p. Each phase
 partitions the P ranks into groups of at most S; any L = len(groups(P, S))

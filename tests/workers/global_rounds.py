@@ -1,4 +1,4 @@
-"""Wait-avoiding global rounds (DESIGN.md §3) with a persistent straggler: the last
+"""Wait-avoiding global rounds (docs/design.md, section 2) with a persistent straggler: the last
 rank takes SLOW_FACTOR times as long per step as the others (a sleep stands in for
 compute). Every rank calls the stream until it has been served round ROUNDS - 1; a
 lagging app skips rounds, so the slow rank makes fewer calls.

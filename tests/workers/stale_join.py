@@ -1,5 +1,5 @@
 """A passive join contributes the published value; the late member's own result then
-follows the averaging rule (DESIGN.md §3). Two ranks, one group, one stream per rule:
+follows the averaging rule (docs/design.md, section 2). Two ranks, one group, one stream per rule:
   round 0 (global): inputs 0 and 1 -> both publish 0.5
   round 1: rank 0 enters at once with 10.5; rank 1 sleeps, so its engine joins with its
            published 0.5; then rank 1's app enters with 100.5 and collects at once.
