@@ -225,8 +225,9 @@ class DiLoCo(Horovod):
 class Wagma(Horovod):
     def __init__(self, model, opt, outer_lr):
         from horovod_wagma.common.rounds import is_global_round
-        super().__init__(opt, opt._config.sync_period)
-        self.lockstep = opt._config.global_rounds == "blocking"
+        status = opt.wagma_status()
+        super().__init__(opt, status.sync_period)
+        self.lockstep = not status.wait_avoiding_global
         self.is_global = is_global_round
         self.outer = None
         if outer_lr is not None:
@@ -265,5 +266,6 @@ def build_keras(spec, sgd, hvd, hvd_keras, tau, wagma_defaults=None):
     if opts.get("fp16"):
         kw["compression"] = hvd.Compression.fp16
     opt = hvd.DistributedWagmaOptimizer(sgd, **kw)
-    tau, lockstep = opt._wagma["sync_period"], not opt._wagma["wait_avoiding_global"]
+    status = opt.wagma_status()
+    tau, lockstep = status.sync_period, not status.wait_avoiding_global
     return opt, lockstep, lambda i: lockstep and is_global_round(i, tau)

@@ -166,6 +166,21 @@ def test_join_agrees_on_steps_only_with_blocking_global_rounds():
     assert len(calls) == 1 and basics.joined == 2
 
 
+def test_status_is_a_read_only_snapshot_naming_the_streams():
+    c = OptimizerCore(knobs(sync_period=4), _Basics(), None, FusionPlan(), "test.status",
+                      "opt")
+    st = c.status(torch.tensor(7), 9)   # a Keras step counter arrives as a tensor
+    assert (st.name, st.sync_period, st.global_rounds, st.steps, st.served_round) == (
+        "opt", 4, "wait_avoiding", 7, 9)
+    assert type(st.steps) is int and st.wait_avoiding_global
+    assert st.stream() == "opt.model0" == c.names.stream("model", 0)
+    assert st.stream("sync", 2) == "opt.sync2"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        st.steps = 8
+    blocking = core(global_rounds="blocking").status(3, None)
+    assert blocking.served_round is None and not blocking.wait_avoiding_global
+
+
 def test_stream_names_count_per_prefix_in_creation_order():
     a, b = StreamNames("test.names"), StreamNames("test.names")
     other, named = StreamNames("test.other"), StreamNames("test.names", "mine")

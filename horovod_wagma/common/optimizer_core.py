@@ -9,6 +9,7 @@ With wait-avoiding global rounds a lagging rank's engine serves rounds for it wh
 it computes, and its next call is served by the newest such round r >= k, which the
 op reports after the call.
 """
+from horovod_wagma.common.optimizer_status import WagmaStatus
 from horovod_wagma.common.rounds import global_round_between, is_global_round
 from horovod_wagma.common.stream_names import StreamNames
 
@@ -73,3 +74,9 @@ class OptimizerCore:
         if not self.wait_avoiding_global:
             steps = max_over_ranks(steps, self.names.join())
         return last, steps
+
+    def status(self, steps, served_round):
+        """The optimizer's WagmaStatus, given its own step count and the round that
+        served its last step (None where the framework does not track it)."""
+        return WagmaStatus(self.names.name, self.sync_period, self.config.global_rounds,
+                           int(steps), None if served_round is None else int(served_round))

@@ -11,13 +11,18 @@ import itertools
 _counters = collections.defaultdict(itertools.count)  # prefix -> next index
 
 
+def stream_name(name, role, index):
+    """The i-th fusion buffer's stream of a role, of the optimizer named ``name``."""
+    return f"{name}.{role}{index}"
+
+
 class StreamNames:
     def __init__(self, prefix, name=None):
         """``name``: the user's, else the next ``prefix<n>``."""
         self.name = name or f"{prefix}{next(_counters[prefix])}"
 
     def stream(self, role, index):
-        return f"{self.name}.{role}{index}"
+        return stream_name(self.name, role, index)
 
     def join(self):
         """The Horovod allreduce that makes step counts agree at join()."""

@@ -75,6 +75,12 @@ class _WagmaKerasMixin:
         steps.assign(agreed)
         return last
 
+    def wagma_status(self):
+        """A read-only WagmaStatus (call outside a tf.function): stream prefix, tau,
+        global-round mode and this rank's step count. ``served_round`` is None: the
+        round the op reports stays inside the train function's graph."""
+        return self._wagma["core"].status(self._wagma["round"].numpy(), None)
+
     def sync(self, variables):
         """Averages ``variables`` (e.g. ``model.variables``) over all ranks now: an
         exact average through blocking global rounds. Every rank must call it."""
@@ -139,8 +145,5 @@ def DistributedWagmaOptimizer(optimizer, name=None, device_dense="", device_spar
     wrapped._wagma = dict(
         core=core, round=round_var, fp16=compression is Compression.fp16,
         qgm=QuasiGlobalMomentum() if knobs.average_optimizer_state == "quasi_global"
-        else None,
-        # Read by tests and bench scripts: the stream prefix and the round rule.
-        name=core.names.name, sync_period=core.sync_period,
-        wait_avoiding_global=core.wait_avoiding_global)
+        else None)
     return wrapped

@@ -148,6 +148,11 @@ class _WagmaTorchMixin:
             _hvd.allreduce(torch.tensor(steps), op=_hvd.Max, name=name)))
         return last
 
+    def wagma_status(self):
+        """A read-only WagmaStatus: stream prefix, tau, global-round mode, this rank's
+        step count and the round that served its last step."""
+        return self._core.status(self._round, self._served)
+
     # -- Horovod compatibility --------------------------------------------------------
     def synchronize(self):
         """No-op: gradients stay local (Horovod's gradient-clipping recipe still runs)."""

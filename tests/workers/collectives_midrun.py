@@ -120,7 +120,7 @@ def run(index, scenario):
         collectives += 1
     else:
         last = None
-    stats = hvd.stats(f"{opt._name}.model0")
+    stats = hvd.stats(opt.wagma_status().stream())
     print(f"rank {rank}: {scenario} done ({my_steps} steps)", flush=True)
     return dict(scenario=scenario, steps=my_steps, collectives=collectives,
                 collective_s=collective_s, step_wait_s=step_wait_s, last_joined=last,

@@ -91,7 +91,7 @@ def run(device, compression, steps, averaged=True):
             out["identical_at_global"].append(all_equal(flat(model)))
     out["bn"] = host64(torch.cat([model.bn.running_mean, model.bn.running_var]))
     if averaged:
-        out["bytes"] = wagma.stats(f"{opt._name}.model0")["bytes_sent"]
+        out["bytes"] = wagma.stats(opt.wagma_status().stream())["bytes_sent"]
         opt.sync()
         out["synced"] = host64(flat(model))
         out["identical_after_sync"] = all_equal(flat(model))

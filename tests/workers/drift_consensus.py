@@ -42,6 +42,6 @@ for step in range(steps):
     if (step + 1) % every == 0:
         hvd_plain.allreduce(torch.zeros(1), name=f"metric{step}")
 own = w.detach().tolist()
-stats = hvd.stats(f"{opt._name}.model0")
+stats = hvd.stats(opt.wagma_status().stream())
 opt.sync()
 emit(rank, w=own, peak=peak, synced=w.detach().tolist(), stream=stats)

@@ -74,12 +74,12 @@ def run(index, pattern):
             save_weights_only=True))
     history = model.fit(x, y, batch_size=BATCH, epochs=EPOCHS, verbose=0,
                         validation_data=(x[:64], y[:64]), callbacks=callbacks)
-    stats = hvd.stats(f"{opt._wagma['name']}.model0")
+    stats = hvd.stats(opt.wagma_status().stream())
     print(f"rank {rank}: {pattern} done", flush=True)
     h = {k: [float(v) for v in vs] for k, vs in history.history.items()}
     return dict(pattern=pattern, loss=h["loss"], val_loss=h["val_loss"], lr=h["lr"],
                 allreduced=allreduce_cb.values, stream=stats,
-                sync_period=opt._wagma["sync_period"])
+                sync_period=opt.wagma_status().sync_period)
 
 
 emit(rank, results=[run(i, p) for i, p in enumerate(patterns)])

@@ -50,7 +50,7 @@ def model_and_optimizer(scenario):
 
 def own_streams(opt):
     """This optimizer's streams' stats (earlier scenarios' streams left out)."""
-    prefix = f"{opt._wagma['name']}."
+    prefix = f"{opt.wagma_status().name}."
     return {k: v for k, v in hvd.stats().items() if k.startswith(prefix)}
 
 
@@ -107,7 +107,7 @@ def uneven():
         grads = tape.gradient(loss, model.trainable_variables)
         opt.apply_gradients(zip(grads, model.trainable_variables))
     out["last"] = opt.join()
-    out["round"] = int(opt._wagma["round"].numpy())
+    out["round"] = opt.wagma_status().steps
     out["joins"] = sum(s["passive_joins"] for s in own_streams(opt).values())
     opt.sync(model.variables)
     out["identical_after_sync"] = all_equal(model.variables)
@@ -131,11 +131,11 @@ def wa_fit_straggler():
     model.compile(optimizer=opt,
                   loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     model.fit(x, y, batch_size=32, epochs=2, verbose=0, callbacks=[Compute()])
-    out["own_steps"] = int(opt._wagma["round"].numpy())
+    out["own_steps"] = opt.wagma_status().steps
     out["last"] = opt.join()
     opt.sync(model.variables)
     out["identical_after_sync"] = all_equal(model.variables)
-    model_stream = own_streams(opt)[f"{opt._wagma['name']}.model0"]
+    model_stream = own_streams(opt)[opt.wagma_status().stream()]
     out["skipped"] = model_stream["rounds_skipped"]
     out["age_max"] = model_stream["contribution_age_max"]
     return out

@@ -1,5 +1,7 @@
-"""DistributedWagmaOptimizer scenarios, one per argv[1]; each emits what the test
-asserts on."""
+"""DistributedWagmaOptimizer scenarios, run in one launch (common.run_scenarios) in
+the order given on the command line; each returns what its test asserts on.
+"process_set" needs its own launch: it starts the engine with a process set, alone
+on the command line."""
 import sys
 import warnings
 
@@ -7,7 +9,7 @@ import torch
 import torch.nn.functional as F
 from mpi4py import MPI
 
-from common import emit
+from common import emit, run_scenarios
 from small_models import Net
 
 import horovod.torch as hvd
@@ -15,8 +17,7 @@ from horovod_wagma.common import engine_lib
 from horovod_wagma.common.rounds import is_global_round
 from horovod_wagma.torch import DistributedWagmaOptimizer
 
-scenario = sys.argv[1]
-if scenario == "process_set":
+if sys.argv[1:] == ["process_set"]:
     import horovod_wagma.torch as wagma
     subset = hvd.ProcessSet([0, 1, 2])
     # Every rank starts the engine (its start is collective), members or not.
@@ -61,10 +62,13 @@ def train(opt, model, steps, tau, passes=1, check_every_global=True):
     return identical
 
 
-out = {}
-torch.manual_seed(rank)  # deliberately different initial models
-model = Net()
-if scenario == "identical_after_global":
+def fresh_model():
+    torch.manual_seed(rank)  # deliberately different initial models
+    return Net()
+
+
+def identical_after_global():
+    out, model = {}, fresh_model()
     tau = 3
     opt = DistributedWagmaOptimizer(torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9),
                                     named_parameters=model.named_parameters(),
@@ -80,7 +84,11 @@ if scenario == "identical_after_global":
     out["differ_after_group_round"] = not all_equal(flat(model))
     opt.sync()
     out["identical_after_sync"] = all_equal(flat(model))
-elif scenario == "lr0":
+    return out
+
+
+def lr0():
+    out, model = {}, fresh_model()
     initial = flat(model).double()
     average = torch.tensor(comm.allreduce(initial.numpy())) / size
     opt = DistributedWagmaOptimizer(torch.optim.SGD(model.parameters(), lr=0.0),
@@ -93,16 +101,23 @@ elif scenario == "lr0":
         opt.step()
         errs.append(float((flat(model).double() - average).abs().max()))
     out["errors"] = errs
-elif scenario == "passes":
+    return out
+
+
+def passes():
+    out, model = {}, fresh_model()
     tau = 4
     opt = DistributedWagmaOptimizer(torch.optim.SGD(model.parameters(), lr=0.05),
                                     named_parameters=model.named_parameters(),
                                     backward_passes_per_step=2, group_size=2, sync_period=tau,
                                     **BLOCKING)
-    before = engine_lib.stats()["rounds_completed"]
     out["identical"] = train(opt, model, 8, tau, passes=2)
-    out["rounds"] = opt._round
-elif scenario == "fp16":
+    out["rounds"] = opt.wagma_status().steps
+    return out
+
+
+def fp16():
+    out, model = {}, fresh_model()
     tau = 4
     results = {}
     for name, compression in (("none", hvd.Compression.none), ("fp16", hvd.Compression.fp16)):
@@ -116,7 +131,11 @@ elif scenario == "fp16":
         results[name] = dict(bytes=engine_lib.stats()["bytes_sent"] - b0, identical=ident,
                              dtype=str(opt._model_buffers[0].flat.dtype))
     out.update(results)
-elif scenario == "process_set":
+    return out
+
+
+def process_set():
+    out, model = {}, fresh_model()
     before = flat(model).clone()
     if rank in (0, 1, 2):
         opt = DistributedWagmaOptimizer(torch.optim.SGD(model.parameters(), lr=0.05),
@@ -126,7 +145,11 @@ elif scenario == "process_set":
     vals = comm.allgather(flat(model).numpy().tobytes())
     out["subset_identical"] = vals[0] == vals[1] == vals[2]
     out["outsider_untouched"] = bool(torch.equal(flat(model), before)) if rank == 3 else None
-elif scenario == "hooks":
+    return out
+
+
+def hooks():
+    out, model = {}, fresh_model()
     opt = DistributedWagmaOptimizer(torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9),
                                     named_parameters=model.named_parameters(), sync_period=3)
     hvd.broadcast_parameters(model.state_dict(), root_rank=0)
@@ -145,10 +168,14 @@ elif scenario == "hooks":
     out["has_momentum"] = all("momentum_buffer" in s for s in opt.state_dict()["state"].values())
     out["param_groups"] = len(opt.param_groups)
     out["class_name"] = type(opt).__name__
-elif scenario == "wa_lr0":
+    return out
+
+
+def wa_lr0():
+    out, model = {}, fresh_model()
     # lr=0: each step's input is the previous output, so wait-avoiding global rounds
     # (with passive joins or not) must reproduce the blocking trajectory exactly.
-    traj = {}
+    traj, passive0 = {}, engine_lib.stats()["passive_joins"]
     for mode in ("blocking", "wait_avoiding"):
         torch.manual_seed(rank)
         m = Net()
@@ -168,10 +195,14 @@ elif scenario == "wa_lr0":
             opt.step()
             steps.append(flat(m).numpy().tobytes().hex())
         traj[mode] = steps
-        out[f"{mode}_round"] = opt._round
+        out[f"{mode}_round"] = opt.wagma_status().steps
     out["same_trajectory"] = traj["blocking"] == traj["wait_avoiding"]
-    out["passive_joins"] = engine_lib.stats()["passive_joins"]
-elif scenario == "wa_straggler_join":
+    out["passive_joins"] = engine_lib.stats()["passive_joins"] - passive0
+    return out
+
+
+def wa_straggler_join():
+    out, model = {}, fresh_model()
     # The last rank is 4x slower and has 1/4 of the data: with wait-avoiding global
     # rounds it skips rounds, every rank ends with join() at very different step
     # counts, and sync() makes the models identical.
@@ -192,19 +223,24 @@ elif scenario == "wa_straggler_join":
         x, y = batch(step)
         F.cross_entropy(model(x), y).backward()
         opt.step()
-        served.append(opt._served)
+        served.append(opt.wagma_status().served_round)
     out["train_s"] = time.monotonic() - t0
     out["served"] = served
-    out["own_steps"] = opt._round
+    out["own_steps"] = opt.wagma_status().steps
     out["last"] = opt.join()
     opt.sync()
     out["identical_after_sync"] = all_equal(flat(model))
     out["bn_identical_after_sync"] = all_equal(model.bn.running_mean.detach())
     st = wagma.stats()
-    out["skipped"] = st[f"{opt._name}.model0"]["rounds_skipped"]
-    out["sync_rounds"] = st[f"{opt._name}.sync0"]["rounds"]
-    out["age_max"] = max(v["contribution_age_max"] for v in st.values())
-elif scenario == "bad_args":
+    out["skipped"] = st[opt.wagma_status().stream()]["rounds_skipped"]
+    out["sync_rounds"] = st[opt.wagma_status().stream("sync")]["rounds"]
+    out["age_max"] = max(v["contribution_age_max"] for n, v in st.items()
+                         if n.startswith(opt.wagma_status().name + "."))
+    return out
+
+
+def bad_args():
+    out, model = {}, fresh_model()
     def err(fn):
         try:
             with warnings.catch_warnings(record=True) as w:
@@ -233,4 +269,12 @@ elif scenario == "bad_args":
     out["positional"] = err(lambda: DistributedWagmaOptimizer(
         sgd(), list(model.named_parameters()), hvd.Compression.none, 1, hvd.Average, 1.0,
         0, None, False, hvd.global_process_set))
-emit(rank, **out)
+    return out
+
+
+if sys.argv[1:] == ["process_set"]:
+    emit(rank, **process_set())
+else:
+    run_scenarios({f.__name__: f for f in (
+        identical_after_global, lr0, passes, fp16, hooks, wa_lr0, wa_straggler_join,
+        bad_args)}, sys.argv[1:])

@@ -48,7 +48,7 @@ def optimizer():
     last = opt.join()
     opt.sync()  # every rank again in step: a global average, identical everywhere
     flat = torch.cat([p.data.view(-1) for p in model.parameters()]).double()
-    return dict(last=last, round=opt._round, model=flat.tolist(),
+    return dict(last=last, round=opt.wagma_status().steps, model=flat.tolist(),
                 finite=bool(np.isfinite(flat.numpy()).all()))
 
 
