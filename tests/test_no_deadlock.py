@@ -13,10 +13,14 @@ max_staleness.
 """
 import pytest
 
+from conftest import run_mpi, run_scenarios
+
 pytestmark = pytest.mark.slow
 
 SCENARIOS = ["allreduce:1", "allreduce:7", "allreduce:25", "allreduce:60",
              "checkpoint:20", "sync:30", "late:20", "join:10", "wjoin:10"]
+STEPS = 120
+HELD = "held@allreduce:25"  # the old cycle; runs in the 4-rank random launch
 
 
 def check_stats(run, tau):
@@ -33,11 +37,26 @@ def by_scenario(run):
             for i, sc in enumerate(run.results[0]["results"])}
 
 
+@pytest.fixture(scope="module")
+def midrun():
+    """(P, pattern) -> its launch of workers/collectives_midrun.py, made on first use
+    and shared by the tests that read it."""
+    launches = {}
+
+    def launch(np_, pattern):
+        if (np_, pattern) not in launches:
+            extra = [HELD] if (np_, pattern) == (4, "random") else []
+            launches[np_, pattern] = run_mpi("collectives_midrun.py", np_, pattern, STEPS,
+                                             *SCENARIOS, *extra, timeout=360)
+        return launches[np_, pattern]
+    return launch
+
+
 @pytest.mark.parametrize("np_,pattern", [(4, "random"), (8, "random"),
                                          (4, "persistent"), (8, "persistent")])
-def test_horovod_collectives_mid_run_finish(mpi, np_, pattern):
-    steps = 120
-    run = mpi("collectives_midrun.py", np_, pattern, steps, *SCENARIOS, timeout=300)
+def test_horovod_collectives_mid_run_finish(midrun, np_, pattern):
+    steps = STEPS
+    run = midrun(np_, pattern)
     check_stats(run, tau=run.results[0]["tau"])
     scenarios = by_scenario(run)
     for name, ranks in scenarios.items():
@@ -61,7 +80,7 @@ def test_horovod_collectives_mid_run_finish(mpi, np_, pattern):
         assert slow["rounds_skipped"] > 0, slow
 
 
-def test_a_held_back_rank_is_not_waited_for(mpi):
+def test_a_held_back_rank_is_not_waited_for(midrun):
     """The old cycle: the last rank sleeps 1.5 s at step 5 while the others run on to
     the allreduce at step 25. When it wakes it still has 20 steps to run, whose rounds
     its partners' engines must join while their apps wait in the allreduce for it:
@@ -69,19 +88,19 @@ def test_a_held_back_rank_is_not_waited_for(mpi):
     steps, so their values count; the held rank's own value, old in rounds and 20
     steps behind while it slept, was left out of the others' rounds. The held rank's
     steps do not wait for anyone's app."""
-    run = mpi("collectives_midrun.py", 4, "held", 50, "allreduce:25", timeout=180)
+    run = midrun(4, "random")
     check_stats(run, tau=run.results[0]["tau"])
-    held = 3
-    stream = {r: run.results[r]["results"][0]["stream"] for r in range(4)}
+    held, scenario = 3, by_scenario(run)[HELD]
+    stream = {r: scenario[r]["stream"] for r in range(4)}
     assert stream[held]["rounds_left_out"] >= 5, stream[held]
     assert sum(stream[r]["rounds_kept_ahead"] for r in range(held)) >= 5, stream
     # After waking, the held rank's steps (5 .. 24) never waited long for a round:
     # nobody's app was needed (under the old rule each waited for the stall timeout).
-    waits = run.results[held]["results"][0]["step_wait_s"][6:25]
+    waits = scenario[held]["step_wait_s"][6:25]
     assert max(waits) < 0.5, waits
     # The others waited for it in the allreduce, not in WAGMA rounds.
     for r in range(held):
-        sc = run.results[r]["results"][0]
+        sc = scenario[r]
         assert sc["collective_s"] > 1.0, sc["collective_s"]
         assert max(sc["step_wait_s"]) < 0.5, max(sc["step_wait_s"])
 
@@ -112,7 +131,18 @@ def test_keras_fit_with_horovod_callbacks_over_many_epochs(mpi, tmp_path):
         assert len(list(tmp_path.glob(f"run{i}-*.weights.h5"))) == 10
 
 
-def test_a_lagging_rank_keeps_averaging_while_the_others_wait_in_a_collective(mpi):
+# workers/drift_consensus.py's two configurations (steps:allreduce every K:slowdown of
+# the last rank) share one 8-rank launch.
+LAGGING, LATE_FOR_A_COLLECTIVE = "240:60:4", "300:100:2"
+
+
+@pytest.fixture(scope="module")
+def drift():
+    return run_scenarios("drift_consensus.py", 8, [LAGGING, LATE_FOR_A_COLLECTIVE],
+                         timeout=360)
+
+
+def test_a_lagging_rank_keeps_averaging_while_the_others_wait_in_a_collective(drift):
     """Values old in rounds but ahead in steps count. The fast ranks wait in a Horovod
     allreduce every 60 steps while the 4x slower last rank runs its remaining steps:
     their engines join its rounds with values many rounds old. Left out (the rule in
@@ -120,17 +150,17 @@ def test_a_lagging_rank_keeps_averaging_while_the_others_wait_in_a_collective(mp
     (the previous engine, 3 runs: w[7] 8.28-8.91 of 8, and 2.29-3.34 after sync();
     training runs that took such a drifted model diverged); counted, it stays near
     the others' consensus, 1 everywhere (measured 1.03-1.52, and 0.73-1.17)."""
-    run = mpi("drift_consensus.py", 8, 240, 60, timeout=240)
+    results = drift.results(LAGGING)
     P, slow = 8, 7
-    own = run.results[slow]["w"]
+    own = results[slow]["w"]
     assert own[slow] < 4.0, own
-    assert run.results[slow]["stream"]["contribution_age_max"] <= 10
-    assert sum(run.results[r]["stream"]["rounds_kept_ahead"] for r in range(slow)) > 0
+    assert results[slow]["stream"]["contribution_age_max"] <= 10
+    assert sum(results[r]["stream"]["rounds_kept_ahead"] for r in range(slow)) > 0
     # After sync() the slow rank's coordinate is no outlier either.
-    assert run.results[0]["synced"][slow] < 2.0, run.results[0]["synced"]
+    assert results[0]["synced"][slow] < 2.0, results[0]["synced"]
 
 
-def test_no_rank_runs_off_after_a_collective_that_a_persistent_straggler_was_late_for(mpi):
+def test_no_rank_runs_off_after_a_collective_that_a_persistent_straggler_was_late_for(drift):
     """A 2x slower rank and a Horovod allreduce every 100 steps. While the others wait
     there, the slow rank activates rounds that their engines join with their parked
     values; once back, their apps can skip none of them (the rounds in between, where
@@ -140,9 +170,9 @@ def test_no_rank_runs_off_after_a_collective_that_a_persistent_straggler_was_lat
     since: the previous engine, 3 runs, peaks of |w_i| of 15-39 on the fast ranks,
     where no rank's own data pulls beyond P = 8. Past one such result a round now
     takes the "fresh" rule (measured peaks 3.9-6.5)."""
-    run = mpi("drift_consensus.py", 8, 300, 100, 2, timeout=240)
-    peaks = [run.results[r]["peak"] for r in range(8)]
+    results = drift.results(LATE_FOR_A_COLLECTIVE)
+    peaks = [results[r]["peak"] for r in range(8)]
     assert max(peaks) < 8.0, peaks
-    assert all(run.results[r]["stream"]["contribution_age_max"] <= 10 for r in range(8))
+    assert all(results[r]["stream"]["contribution_age_max"] <= 10 for r in range(8))
     # sync() leaves the consensus near the optimum, 1 everywhere.
-    assert max(abs(v - 1.0) for v in run.results[0]["synced"]) < 1.0, run.results[0]["synced"]
+    assert max(abs(v - 1.0) for v in results[0]["synced"]) < 1.0, results[0]["synced"]

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 
+from conftest import run_scenarios
 from reference import average_round, is_global
 
 TOLERANCE = 1e-5  # float32 parameters and buffers
@@ -71,12 +72,17 @@ def _max_error(res_by_rank, expected, key):
     return err
 
 
-def test_torch_matches_exact_simulation_of_all_ranks(mpi):
+@pytest.fixture(scope="module")
+def torch_launch():
+    """workers/quasi_global_torch.py's two scenarios, in one 4-rank launch."""
+    return run_scenarios("quasi_global_torch.py", 4, ["exact", "bad"], timeout=240)
+
+
+def test_torch_matches_exact_simulation_of_all_ranks(torch_launch):
     """P=4, S=2, tau=3, blocking group rounds: every rank's parameters and momentum
     buffers after each of 8 steps equal the numpy simulation (three parameter groups:
     dampening; nesterov + weight decay; lr = 0, whose buffer torch keeps)."""
-    run = mpi("quasi_global_torch.py", 4, "exact", timeout=180)
-    res = run.results
+    res = torch_launch.results("exact")
     assert res[0]["phases"] == [[[0, 1], [2, 3]], [[0, 2], [1, 3]]]
     xs, ms = _reference(res)
     assert _max_error(res, xs, "x") < TOLERANCE
@@ -87,9 +93,8 @@ def test_torch_matches_exact_simulation_of_all_ranks(mpi):
     assert _max_error(res, plain_xs, "x") > 1e-3
 
 
-def test_torch_refuses_other_optimizers(mpi):
-    run = mpi("quasi_global_torch.py", 2, "bad", timeout=120)
-    for res in run.results.values():
+def test_torch_refuses_other_optimizers(torch_launch):
+    for res in torch_launch.results("bad").values():
         assert res["adam"] == ("ValueError: average_optimizer_state='quasi_global' needs "
                                "torch.optim.SGD with momentum > 0; got Adam; use 'on_sync' "
                                "or 'never'"), res["adam"]

@@ -10,6 +10,7 @@ Usage: collectives_midrun.py PATTERN STEPS SCENARIO [SCENARIO ...]
             held        one rank (the last) sleeps HELD_S once, at step 5: the old
                         cycle (its partners' engines would have waited for their
                         apps, which wait in a collective for it).
+            A scenario written PATTERN@SCENARIO runs under that pattern instead.
   SCENARIO  allreduce:K     hvd.allreduce of a metric every K steps;
             checkpoint:K    every K steps ("epoch end"): hvd.barrier(), then
                             hvd.broadcast_object of a state dict from rank 0;
@@ -49,7 +50,7 @@ rank, size = hvd.rank(), hvd.size()
 torch.set_num_threads(1)
 
 
-def step_sleep(step, rng):
+def step_sleep(pattern, step, rng):
     t = BASE_S
     if pattern == "random":
         if rank in rng.sample(range(size), 2):
@@ -66,7 +67,8 @@ def step_sleep(step, rng):
 
 
 def run(index, scenario):
-    kind, arg = scenario.split(":")
+    own_pattern, _, spec = scenario.rpartition("@")
+    kind, arg = spec.split(":")
     k = int(arg)
     torch.manual_seed(index)
     model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 4))
@@ -79,7 +81,7 @@ def run(index, scenario):
     my_steps = steps + (rank * k if kind in ("join", "wjoin") else 0)
     collective_s, step_wait_s, collectives = 0.0, [], 0
     for step in range(my_steps):
-        step_sleep(step, rng)
+        step_sleep(own_pattern or pattern, step, rng)
         opt.zero_grad()
         x = torch.randn(16, 32, generator=data)
         loss = model(x).pow(2).mean()

@@ -1,4 +1,5 @@
-"""Quasi-global momentum with torch.optim.SGD, one scenario per argv[1]:
+"""Quasi-global momentum with torch.optim.SGD; the scenarios named on the command line
+run in one launch (common.run_scenarios):
 
 - "exact": a tiny linear model y = X W^T + b + s, rank-specific initial values and
   data, three parameter groups (dampening; nesterov with weight decay; lr = 0),
@@ -10,19 +11,17 @@ import sys
 
 import numpy as np
 import torch
-from mpi4py import MPI
 
-from common import emit, error
+from common import error, run_scenarios
 
 import horovod_wagma.torch as wagma
 
-scenario = sys.argv[1]
 wagma.init()
 rank, size = wagma.rank(), wagma.size()
-out = {}
 
 
-if scenario == "exact":
+def exact():
+    out = {}
     S, TAU, STEPS = 2, 3, 8
     rng = np.random.default_rng(100 + rank)
     W = torch.nn.Parameter(torch.tensor(rng.standard_normal((2, 3)), dtype=torch.float32))
@@ -50,7 +49,11 @@ if scenario == "exact":
         xs.append([p.detach().double().tolist() for p in params])
         ms.append([opt.state[p]["momentum_buffer"].double().tolist() for p in params])
     out["data"], out["x"], out["m"] = data, xs, ms
-elif scenario == "bad":
+    return out
+
+
+def bad():
+    out = {}
     model = torch.nn.Linear(3, 2)
     qgm = dict(average_optimizer_state="quasi_global")
     out["adam"] = error(lambda: wagma.DistributedWagmaOptimizer(
@@ -75,5 +78,7 @@ elif scenario == "bad":
     out["ok"] = error(train)
     out["has_momentum"] = all("momentum_buffer" in st for st in opt.state.values())
     out["streams"] = sorted(k for k in wagma.stats() if k not in before)
-MPI.COMM_WORLD.Barrier()
-emit(rank, **out)
+    return out
+
+
+run_scenarios({"exact": exact, "bad": bad}, sys.argv[1:])
