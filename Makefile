@@ -19,7 +19,7 @@ $(STAMP): $(INSTALL_INPUTS)
 	touch $(STAMP)
 
 test: install engine-unit-test
-	$(PY) -m pytest -v tests lab/tests
+	$(PY) -m pytest -v --durations=30 tests lab/tests
 
 # The engine's round rules (docs/design.md, section 2) without MPI: plain g++, the
 # policy's own sources only.
