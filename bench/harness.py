@@ -1,19 +1,11 @@
 """The harness every benchmark shares: how a benchmark launches itself under mpirun
-(the Open MPI settings live here and nowhere else in bench/), its common options,
-the imbalance patterns with their seeds and ideals, and how a framework starts.
-
-Patterns (a sleep stands in for accelerator compute, before the forward pass)
---------------------------------------------------------------------------
-* ``random`` (the paper's): every step takes ``--step-time`` (10 ms) on every rank,
-  and ``--num-delayed`` ranks (2), drawn at every step by an RNG seeded alike on every
-  rank, sleep ``--delay`` (40 ms) more.
-* ``persistent``: ranks 0..K-1 (K = ``--slow-ranks``, or ``half`` = P/2) always take
-  ``--slow-factor`` F times ``--step-time``; the others take ``--step-time``.
-
-A schedule is a table (step, rank) -> nominal seconds; a longer table extends a
-shorter one with the same seed.
+(the Open MPI settings live here and nowhere else in bench/), its common options and
+outputs, the imbalance patterns (``add_pattern_args``: a sleep before the forward pass
+stands in for accelerator compute; the ``random`` pattern draws its delayed ranks from
+an RNG seeded alike on every rank) with their ideals, and how a framework starts.
 """
 import argparse
+import json
 import os
 import sys
 
@@ -82,6 +74,12 @@ def output_path(given, stem):
     path = given or os.path.join(RESULTS_DIR, stem)
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     return path
+
+
+def write_json(path, obj, indent, prefix=""):
+    with open(path, "w") as f:
+        json.dump(obj, f, indent=indent)
+    print(f"{prefix}wrote {path}")
 
 
 def add_framework(p):
@@ -252,6 +250,23 @@ def start_keras():
     tf.config.threading.set_intra_op_parallelism_threads(1)
     hvd.init()
     return argparse.Namespace(hvd=hvd, hvd_tf=hvd_tf, hvd_keras=hvd_keras, np=np, tf=tf)
+
+
+def keras_mlp(tf, prefix, seed, inputs, layers):
+    """A Keras MLP seeded with ``seed``; ``layers``: [(name suffix, units)], ReLU but
+    the last. Names equal on every rank: Horovod names its collectives after them."""
+    tf.keras.utils.set_random_seed(seed)
+    return tf.keras.Sequential([tf.keras.layers.Input((inputs,))] + [
+        tf.keras.layers.Dense(units, activation="relu" if i < len(layers) - 1 else None,
+                              name=f"{prefix}_{suffix}")
+        for i, (suffix, units) in enumerate(layers)], name=prefix)
+
+
+def stop_gloo():
+    """Ends init_gloo's process group, if this process started one."""
+    dist = sys.modules.get("torch.distributed")
+    if dist is not None and dist.is_initialized():
+        dist.destroy_process_group()
 
 
 def init_gloo(comm):

@@ -1,37 +1,10 @@
 #!/usr/bin/env python
 """Training throughput under load imbalance: WAGMA vs Horovod vs local SGD.
 
-P ranks train a small MLP (128 -> 512 -> 10, 71,178 float32 parameters, ~280 KB) on
-16 synthetic samples per rank and step (8 distinct batches, repeated), with PyTorch
-(``--framework torch``: a Python loop) or Keras (``keras``: ``model.fit`` in graph
-mode, a callback sleeping before every batch). A sleep stands in for accelerator
-compute (bench/harness.py's patterns); the forward and backward passes and the
-optimizer step are real, but the sleeps dominate. Every method runs in the same launch
-on a fresh, seeded model and the same schedule; with ``--trials`` > 1 the methods are
-interleaved trial by trial and each method's median trial is reported.
-
-Windows. Methods in lockstep (all but wagma with wait-avoiding global rounds) run, after
-a warm-up of tau steps (tau + 1 for local SGD, whose averager averages at calls 0, tau,
-...), a barrier, ``--steps`` N steps (a multiple of tau) and a barrier: samples/s =
-P N B / rank 0's time between the barriers. Wait-avoiding WAGMA lets fast ranks run
-ahead, so every rank steps until a deadline W after the barrier and counts the steps
-it finished by then; then ``join()`` and a barrier, outside the window: samples/s =
-(sum of counted steps) B / W, with W = ``--window`` or the wall time of the first
-blocking wagma method in the same trial. ``--user-loop`` measures wait-avoiding WAGMA
-as a user's loop instead: Horovod's barrier, the same N steps on every rank, then an
-allreduce of each rank's rate; the window ends when it returns.
-
-Ideals (from the nominal schedule, zero communication cost; harness.ideals): no_wait,
-ideal (waits at global rounds only), lockstep. ``ideal(meas)`` and ``no_wait(meas)``
-recompute them from the measured work of the blocking and the wait-avoiding wagma run
-(sleeps overshoot on an oversubscribed host). Targets: persistent, one rank 2x slower:
-wait-avoiding wagma >= 1.6x Horovod; random: wait-avoiding wagma >= 0.8x no_wait and
-blocking wagma >= 0.9x ideal.
-
-Diagnostics per method: mean ms per step in each phase (the last, the optimizer step,
-also between and at synchronising steps), CPU per rank-step by thread (main / engine /
-other) and as a share of the host's cores, and for WAGMA the engine counters and the
-window's stream statistics (per rank in the JSON).
+P ranks train a small MLP while a sleep stands in for accelerator compute
+(bench/harness.py's patterns); every method runs in the same launch. The protocol
+(windows, ideals, targets, diagnostics): docs/benchmarks.md, "Throughput under
+imbalance".
 
     python bench/imbalance.py [--framework torch|keras] [--np 8]
         [--pattern random|persistent] [--slow-ranks K|half] [--slow-factor F]
@@ -165,22 +138,13 @@ class Window:
     def __init__(self, comm, sched, tau, wall_s=None, wagma=False, stream_stats=None,
                  horovod=None):
         self.comm, self.sched, self.tau, self.wall_s = comm, sched, tau, wall_s
+        self.lockstep = wall_s is None
         self.horovod = horovod   # (barrier, allreduce of a float): a user's loop
         self.rank = comm.Get_rank()
         self.wagma, self.stream_stats = wagma, stream_stats
         self.times = []       # phase seconds of each counted step
         self.t_end = None
         self.own_rate = None  # steps/s over this rank's own steps (a user's loop only)
-
-    @property
-    def lockstep(self):
-        return self.wall_s is None
-
-    @property
-    def planned_steps(self):
-        """Steps to plan for (Keras' steps_per_epoch): exact in steps mode, more than
-        the deadline allows in wall mode."""
-        return len(self.sched)
 
     def nominal(self, t):
         """Nominal compute seconds of this rank's step t of the window."""
@@ -293,6 +257,7 @@ class Torch:
 
     def setup(self, args, comm):
         self.hvd, self.rank = harness.start_torch(), comm.Get_rank()
+        self.stream_stats = self.hvd.stats
         if "localsgd" in map(registry.family, args.methods):
             harness.init_gloo(comm)
         return f"MLP {NPARAMS} params ({NPARAMS * 4 / 1024:.0f} KB)"
@@ -337,19 +302,10 @@ class Torch:
         window.finish(None if window.lockstep else method.opt.join)
         return {}
 
-    def stream_stats(self):
-        return self.hvd.stats()
-
     def progress(self, rec):
         return ""
 
-    def notes(self, rec):
-        return ""
-
-    def teardown(self, args):
-        if "localsgd" in map(registry.family, args.methods):
-            import torch.distributed as dist
-            dist.destroy_process_group()
+    notes = progress
 
 
 class Keras:
@@ -365,7 +321,7 @@ class Keras:
         from mpi4py import MPI
         t_import = time.perf_counter()
         self.k = harness.start_keras()
-        self.rank = comm.Get_rank()
+        self.rank, self.stream_stats = comm.Get_rank(), self.k.hvd.stats
         import_s = comm.allreduce(time.perf_counter() - t_import, op=MPI.MAX)
         tf = self.k.tf
         return (f"MLP {NPARAMS} params ({NPARAMS * 4 / 1024:.0f} KB), graph mode; TF "
@@ -374,13 +330,9 @@ class Keras:
 
     def build(self, spec, trial, args):
         tf = self.k.tf
-        prefix = f"m{args.methods.index(spec)}_t{trial}"
-        tf.keras.utils.set_random_seed(1234)  # the same initial model for every method
-        # Layer names equal on every rank: Horovod names its collectives after them.
-        model = tf.keras.Sequential([
-            tf.keras.layers.Input((IN_FEATURES,)),
-            tf.keras.layers.Dense(HIDDEN, activation="relu", name=f"{prefix}_hidden"),
-            tf.keras.layers.Dense(CLASSES, name=f"{prefix}_out")], name=prefix)
+        # Seed 1234: the same initial model for every method.
+        model = harness.keras_mlp(tf, f"m{args.methods.index(spec)}_t{trial}", 1234,
+                                  IN_FEATURES, [("hidden", HIDDEN), ("out", CLASSES)])
         opt, _, _ = registry.build_keras(
             spec, tf.keras.optimizers.SGD(learning_rate=0.01), self.k.hvd,
             self.k.hvd_keras, args.sync_period,
@@ -429,15 +381,12 @@ class Keras:
         traces_warm = tracing_count(model)
         cb = self.callback(window.nominal, window)
         t_fit = time.perf_counter()
-        model.fit(data, epochs=1, steps_per_epoch=window.planned_steps, verbose=0,
+        model.fit(data, epochs=1, steps_per_epoch=len(window.sched), verbose=0,
                   callbacks=[cb])
         fit_wall = time.perf_counter() - t_fit
         window.finish(None if window.lockstep else model.optimizer.join)
         return dict(fit_wall_s=fit_wall, warmup_s=warmup_s, loss=getattr(cb, "loss", None),
                     traces=(traces_warm, tracing_count(model)))
-
-    def stream_stats(self):
-        return self.k.hvd.stats()
 
     def progress(self, rec):
         return (f"; fit st/s {fit_rate(rec):.1f}, warm-up "
@@ -447,9 +396,6 @@ class Keras:
         retraced = [r for r, e in enumerate(rec["extra"]) if e["traces"][1] != e["traces"][0]]
         return (f"fit st/s {fit_rate(rec):.1f}"
                 + (f" RETRACED on ranks {retraced}" if retraced else ""))
-
-    def teardown(self, args):
-        pass
 
 
 def tracing_count(model):
@@ -512,7 +458,7 @@ def run(args):
         report(bench, args, P, S, trials, harness.ideals(timed, tau),
                time.perf_counter() - t_start)
     comm.Barrier()
-    bench.teardown(args)
+    harness.stop_gloo()
 
 
 # -- reporting ------------------------------------------------------------------------
@@ -659,18 +605,15 @@ def report(bench, args, P, S, trials, ideal, elapsed):
     stem = f"{bench.name}_{args.pattern}_P{P}"
     json_path = harness.output_path(args.json, stem + ".json")
     plot_path = harness.output_path(args.plot, stem + ".png")
-    import json
-    with open(json_path, "w") as f:
-        json.dump({"framework": bench.title, "ranks": P, "group_size": S,
-                   "sync_period": args.sync_period, "pattern": args.pattern,
-                   "step_time_s": args.step_time, "delay_s": args.delay,
-                   "num_delayed": args.num_delayed, "seed": args.seed,
-                   "slow_ranks": harness.slow_ranks(args, P), "slow_factor": args.slow_factor,
-                   "batch_per_rank": BATCH, "steps": args.steps, "window_s_arg": args.window,
-                   "user_loop": args.user_loop, "trials": args.trials,
-                   "horovod_cycle_time_ms": os.environ.get("HOROVOD_CYCLE_TIME"),
-                   "samples_per_s": rate, "ratios": ratios, "targets": checked,
-                   "runs": trials}, f, indent=2)
+    harness.write_json(json_path, {
+        "framework": bench.title, "ranks": P, "group_size": S, "sync_period": args.sync_period,
+        "pattern": args.pattern, "step_time_s": args.step_time, "delay_s": args.delay,
+        "num_delayed": args.num_delayed, "seed": args.seed,
+        "slow_ranks": harness.slow_ranks(args, P), "slow_factor": args.slow_factor,
+        "batch_per_rank": BATCH, "steps": args.steps, "window_s_arg": args.window,
+        "user_loop": args.user_loop, "trials": args.trials,
+        "horovod_cycle_time_ms": os.environ.get("HOROVOD_CYCLE_TIME"),
+        "samples_per_s": rate, "ratios": ratios, "targets": checked, "runs": trials}, 2, "  ")
     shown = list(best) + ["no_wait"] + (["ideal"] if args.pattern == "random" else [])
     palette = iter(("tab:blue", "tab:green", "tab:cyan", "tab:olive", "tab:purple"))
     colour = {m: COLORS.get(m) or next(palette, "tab:brown") for m in best}
@@ -684,7 +627,7 @@ def report(bench, args, P, S, trials, ideal, elapsed):
         "samples / s (sum over ranks)",
         f"{bench.title}, P={P}, S={S}, tau={args.sync_period}: "
         f"{harness.describe_pattern(args, P)}")
-    print(f"  wrote {json_path}\n  wrote {plot_path}")
+    print(f"  wrote {plot_path}")
 
 
 if __name__ == "__main__":

@@ -7,10 +7,9 @@
   {1: G, T: P}: blocking averages in fixed subgroups of G consecutive ranks every step,
   a global one every T steps (WAGMA without wait-avoidance or butterfly). G defaults
   to WAGMA's default group size.
-* ``diloco[:tau=T,outer=LR]``: local SGD whose periodic global average x̄ becomes an
-  outer gradient, DiLoCo style: Δ = x_anchor − x̄, and ``SGD(anchor, lr=LR,
-  momentum=0.9, nesterov=True)`` steps the anchor with gradient Δ; every rank restarts
-  from the new anchor. LR = 1 without momentum would be local SGD.
+* ``diloco[:tau=T,outer=LR]``: local SGD whose periodic global average becomes an
+  outer gradient, DiLoCo style (``OuterNesterov``, lr LR); LR = 1 without momentum
+  would be local SGD.
 * ``wagma[:key=value,...]``: ``DistributedWagmaOptimizer`` with the library's defaults
   (wait-avoiding global rounds) unless a key overrides them: ``rule`` (averaging),
   ``state`` (average_optimizer_state), ``rounds`` (global_rounds: ``blocking`` | ``wa``),
@@ -105,6 +104,16 @@ def wagma_knobs(opts, defaults=None):
     return knobs
 
 
+def _wagma_optimizer(hvd, inner, opts, defaults=None, **kw):
+    """hvd.DistributedWagmaOptimizer around ``inner`` for a wagma spec's options, and
+    whether its global rounds block (every rank in lockstep)."""
+    kw.update(wagma_knobs(opts, defaults))
+    if opts.get("fp16"):
+        kw["compression"] = hvd.Compression.fp16
+    opt = hvd.DistributedWagmaOptimizer(inner, **kw)
+    return opt, not opt.wagma_status().wait_avoiding_global
+
+
 # -- PyTorch ------------------------------------------------------------------------
 def build_torch(spec, model, inner, hvd, size, defaults, wagma_defaults=None):
     """The method object for ``spec`` around ``model`` (already broadcast) and its
@@ -138,10 +147,9 @@ def build_torch(spec, model, inner, hvd, size, defaults, wagma_defaults=None):
                         tau)
     if name == "diloco":
         return DiLoCo(model, inner, tau, opts["outer"])
-    kw = dict(named_parameters=model.named_parameters(), **wagma_knobs(opts))
-    if opts.get("fp16"):
-        kw["compression"] = hvd.Compression.fp16
-    return Wagma(model, hvd.DistributedWagmaOptimizer(inner, **kw), opts.get("outer"))
+    return Wagma(model, *_wagma_optimizer(hvd, inner, opts,
+                                          named_parameters=model.named_parameters()),
+                 opts.get("outer"))
 
 
 class Horovod:
@@ -223,11 +231,10 @@ class DiLoCo(Horovod):
 
 
 class Wagma(Horovod):
-    def __init__(self, model, opt, outer_lr):
+    def __init__(self, model, opt, lockstep, outer_lr):
         from horovod_wagma.common.rounds import is_global_round
-        status = opt.wagma_status()
-        super().__init__(opt, status.sync_period)
-        self.lockstep = not status.wait_avoiding_global
+        super().__init__(opt, opt.wagma_status().sync_period)
+        self.lockstep = lockstep
         self.is_global = is_global_round
         self.outer = None
         if outer_lr is not None:
@@ -262,10 +269,6 @@ def build_keras(spec, sgd, hvd, hvd_keras, tau, wagma_defaults=None):
     name, opts = parse_spec(spec)
     if name == "horovod":
         return hvd_keras.DistributedOptimizer(sgd), True, lambda i: i % tau == 0
-    kw = wagma_knobs(opts, wagma_defaults)
-    if opts.get("fp16"):
-        kw["compression"] = hvd.Compression.fp16
-    opt = hvd.DistributedWagmaOptimizer(sgd, **kw)
-    status = opt.wagma_status()
-    tau, lockstep = status.sync_period, not status.wait_avoiding_global
+    opt, lockstep = _wagma_optimizer(hvd, sgd, opts, wagma_defaults)
+    tau = opt.wagma_status().sync_period
     return opt, lockstep, lambda i: lockstep and is_global_round(i, tau)

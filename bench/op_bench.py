@@ -1,56 +1,19 @@
 #!/usr/bin/env python
 """Benchmark of one WAGMA group round against MPI_Allreduce and hvd.allreduce.
 
-What is measured
-----------------
-For every group size S (``--group-sizes``) and message size (``--sizes``, bytes of
-float32), the time of one *group round* of ``horovod_wagma.torch.group_allreduce``
-next to baselines over exactly the same group of ranks:
-
-* ``mpi``      mpi4py ``Allreduce(SUM)`` on a communicator of the group (one
-               ``COMM_WORLD.Split`` per phase) into a preallocated receive buffer,
-               timed *before* ``hvd.init``: the reference the targets are checked on.
-* ``mpi_hvd``  the same call, timed after ``hvd.init``. Horovod's background thread
-               runs MPI collectives every cycle, and on an oversubscribed host that
-               slows blocking MPI collectives in the application thread a lot; this
-               is MPI under the same conditions as the WAGMA and Horovod columns.
-* ``wagma``    ``group_allreduce(x, wait_avoiding=False)``: synchronous group rounds.
-* ``wa``       ``group_allreduce(x, wait_avoiding=True)`` (the default mode), all ranks
-               calling in lockstep, i.e. with no straggler to avoid.
-* ``inplace``  ``group_allreduce_(x, wait_avoiding=False)``: as ``wagma`` without
-               allocating a fresh output tensor each round (the tensor gossips).
-* ``hvd``      ``hvd.allreduce(x, op=hvd.Average)`` on the group's Horovod process set
-               (every group of every S is passed to ``init`` as a static process set).
-
-How
----
-Each WAGMA stream (one per method, S and size) uses ``sync_period=4096`` (the maximum),
-so after its global round 0 (the first, untimed call) every round is a group round,
-and the k-th group round uses phase k mod L. Each method then runs L untimed warm-up
-rounds (one per phase, checked against the exact group sum or average, except ``wa``,
-whose passive joins may contribute older values) and its timed rounds walk the same
-phase sequence as every other method's, so all are timed over the same groups.
-
-A timed block is ``MPI_Barrier(COMM_WORLD)``, N rounds, the mean time per round on each
-rank, the max over ranks. Blocks of the different methods are interleaved (``mpi``
-alone before ``hvd.init``, the others after it), each method runs ``--trials``
-blocks, and the best block is reported (all are kept in the JSON). N defaults to
-about 256 MB of payload per block, clamped to [5, 200] rounds; ``--iters`` fixes it.
-
-Bus bandwidth is nccl-tests' allreduce definition, with g the group size:
-``busbw = bytes * 2 * (g - 1) / g / time``.
-
-Targets (from the issue): WAGMA busbw >= 0.9x MPI's from 1 MB up, and WAGMA latency at
-most 2x MPI's below 1 MB.
+Per group size S and message size, one group round of
+``horovod_wagma.torch.group_allreduce`` and its baselines (``mpi``, ``mpi_hvd``,
+``wagma``, ``wa``, ``inplace``, ``hvd``) over the same groups of ranks: latency and bus
+bandwidth, against the targets (WAGMA busbw >= 0.9x MPI's from 1 MB up, latency at most
+2x MPI's below). What each column is, how rounds and blocks are timed:
+docs/benchmarks.md, "One group round".
 
     python bench/op_bench.py [--np 4] [--sizes 4K,64K,1M,16M,64M] [--group-sizes 2,4]
         [--iters N] [--trials 3] [--methods mpi_hvd wagma wa inplace hvd] [--json PATH]
 
-Rank 0 prints the table. Numbers from a 2-core host running 4 ranks are noisy; other
-jobs on the host make them worse.
+Rank 0 prints the table.
 """
 import argparse
-import json
 import os
 import time
 
@@ -279,13 +242,10 @@ def run(args):
                for setup in setups for nbytes in args.sizes]
     if rank == 0:
         print_report(P, args, phases_of, results)
-        path = harness.output_path(args.json, f"op_bench_P{P}.json")
-        with open(path, "w") as f:
-            json.dump({"ranks": P, "trials": args.trials, "sync_period": SYNC_PERIOD,
-                       "horovod_cycle_time_ms": os.environ.get("HOROVOD_CYCLE_TIME"),
-                       "phases": {str(S): v for S, v in phases_of.items()},
-                       "results": results}, f, indent=2)
-        print(f"wrote {path}")
+        harness.write_json(harness.output_path(args.json, f"op_bench_P{P}.json"), {
+            "ranks": P, "trials": args.trials, "sync_period": SYNC_PERIOD,
+            "horovod_cycle_time_ms": os.environ.get("HOROVOD_CYCLE_TIME"),
+            "phases": {str(S): v for S, v in phases_of.items()}, "results": results}, 2)
     for setup in setups:
         for c in setup.comms:
             c.Free()

@@ -1,31 +1,14 @@
 #!/usr/bin/env python
 """Optimizer step time of a ResNet-50-sized model: Horovod vs WAGMA, on GPU or CPU.
 
-What is measured
-----------------
-Every rank holds the same model: ``--layers`` Linear(W, W) layers with W chosen so
-that the model has about ``--params`` parameters (default 25.5M, ResNet-50's size,
-in 2 x layers tensors; ResNet-50 has 161). One fixed batch; each step runs forward,
-backward and ``opt.step()``. The figure is the time of ``opt.step()`` alone: for
-Horovod's ``DistributedOptimizer`` that is the wait for the gradient allreduces
-(started by the backward hooks) plus the local update; for WAGMA it is the local
-update plus packing, staging (CUDA) and the group round. On a GPU the clock reads
-after ``torch.cuda.synchronize()``, so queued copies and kernels are counted.
-
-Methods (bench/methods.py), side by side in one launch, interleaved over ``--trials``
-(default: ``horovod``, ``wagma:rounds=blocking``, ``wagma`` (wait-avoiding global
-rounds, the default) and ``wagma:rounds=blocking,fp16=1``; every WAGMA method with
-tau = 10 unless its spec says otherwise). Per trial and method: ``--warmup`` steps,
-then ``--steps`` timed steps; a rank's value is its median step; the trial's value is
-the median over ranks. Reported: the median over trials, its min-max, and each
-method's ratio to Horovod per trial.
+Only ``opt.step()`` of each forward-backward-step is timed, every method side by side
+in one launch; the protocol: docs/benchmarks.md, "Optimizer step time".
 
     python bench/optimizer_step.py [--np 2] [--device cuda|cpu] [--params 25.5e6]
         [--steps 30] [--trials 3] [--methods SPEC ...] [--json PATH]
 
 With ``--device cuda`` all ranks share GPU 0 unless ``--per-rank-gpu``.
 """
-import json
 import statistics
 import time
 
@@ -136,10 +119,8 @@ def run(args):
         table.append([method, f"{row['median_ms']:.2f}",
                       f"{row['min_ms']:.2f}-{row['max_ms']:.2f}", text, ""])
     print_table(table)
-    path = harness.output_path(args.json, f"optimizer_step_{args.device}_P{size}.json")
-    with open(path, "w") as f:
-        json.dump(result, f, indent=1)
-    print(f"wrote {path}")
+    harness.write_json(harness.output_path(
+        args.json, f"optimizer_step_{args.device}_P{size}.json"), result, 1)
 
 
 if __name__ == "__main__":

@@ -1,76 +1,14 @@
-"""The training tasks of the time-to-accuracy benchmark: "mlp", "cnn" and "seq".
+"""The training tasks of the time-to-accuracy benchmark: "mlp", "cnn" and "seq",
+generated in the process and the same on every rank for a seed. What each task is and
+how its learning rate and target were chosen: docs/benchmarks.md, "Time to accuracy".
 
-Every task is generated in the process (no downloads, no data files), identical on every
-rank for a seed, and cheap on the CPU: a sleep stands in for accelerator compute, so the
-real CPU work of one step (forward, backward, SGD step; per-rank batch 16, one thread)
-must stay around 1 ms, because 8 ranks share 2 cores. The problem itself (Gaussian
-centres, Markov chains, glyphs) is fixed by ``TASK_SEED``; the run seed draws the
-samples, the batches and the initial model, so a target fixed in advance holds for every
-seed.
-
-Interface (what the runner relies on)
--------------------------------------
-``TASKS[name](seed)`` builds the data. Then ``make_model(seed)`` (deterministic, no
-buffers, so models of different ranks can be averaged), ``batches(rank, size, mode,
-steps, seed)`` (a list of ``steps`` int64 index tensors of shape (16,), this rank's
-batches: the same for every method), ``loss(model, batch)``, ``compute_scale(batch)``
-(the batch's relative accelerator compute, mean ~1.0) and ``accuracy(model)`` (% on
-the held-out set, under no_grad). Attributes: ``name``, ``num_classes``, ``lr``,
-``momentum`` (0.9), ``batch`` (16, per rank) and ``target`` (held-out accuracy, %).
-
-Data per rank (``batches``; drawn with replacement, seeded by (seed, rank, mode)):
-* ``iid``: uniformly from the whole training set;
-* ``noniid``: 80% (``home_fraction``) of each batch from this rank's "home" classes,
-  the rest uniformly from the others. Home classes: 2 per rank (3 when 2P < classes),
-  consecutive, starting at rank * classes // P; P = 8: {0,1} {1,2} {2,3} {3,4} {5,6}
-  {6,7} {7,8} {8,9}.
-
-The tasks
----------
-* ``mlp``: 10 classes, each a mixture of 3 Gaussian clusters (random unit-scale centres)
-  in 64 dimensions with isotropic noise sigma 2.2 (the task the benchmark started
-  with); 50,000 training and 5,000 test points. Model: 64-128-128-10 ReLU MLP (26k
-  parameters). compute_scale = 1.
-* ``cnn``: generated "glyph digits": the 10 digits of a 5x7 bitmap font, each sample
-  warped onto a 12x12 canvas by a random affine map (rotation +-0.25 rad, scale
-  0.75-1.15, shear +-0.3, shift +-1.2 px; bilinear), ink intensity x U(0.6, 1.4), plus
-  Gaussian pixel noise sigma 0.2; 20,000 training and 2,000 test images. (scikit-learn's
-  digits would do, but scikit-learn is not in requirements.txt; these are about as hard
-  and need no package.) Model: conv 1->16 3x3 stride 2, ReLU, 400-64-10 ReLU MLP head
-  (26k parameters, no BatchNorm). Two conv layers (conv 1->8, conv 8->16 stride 2,
-  linear) learn no better (plateau ~95.7) and cost ~1.3x the CPU (1.2-1.5 ms a step).
-  compute_scale = 1.
-* ``seq``: variable-length token sequences. Each class is a first-order Markov chain
-  over 16 tokens (transition logits: a shared 1.5 N(0,1) part plus a class-specific 2.0
-  N(0,1) part); the first token is uniform; lengths are lognormal (median 11, sigma
-  0.6), clipped to 4..40 (mean 13; 1.7% are 40). 20,000 training and 2,000 test
-  sequences. The class is only in the order of the tokens (the transition statistics),
-  so a model has to read the sequence; the Bayes classifier (the true chains) reaches
-  97%. Model: not a GRU (the issue asked for a GRU or a tiny Transformer): an ``nn.GRU`` (embedding 16, hidden 32) step
-  costs 2-8 ms of CPU here (padded length 10-40), far over the budget, and learns
-  slower (88% after 400 steps at lr 0.3). ``SeqPairs`` is a 1-D convolution of width 2
-  written as a linear layer on adjacent token embeddings (embedding 16, 64 ReLU units),
-  a mean over the sequence's own positions and a linear layer (3k parameters). A batch
-  is padded to its longest sequence; positions past a sequence's length are masked, so
-  padding changes nothing (checked: the padding tokens' values do not change the
-  logits at all). compute_scale = 16 x (longest length in the batch) / its expected
-  value for 16 draws from the training lengths (31.0 x 16; computed exactly from the
-  length distribution): what a GPU computes for a padded batch, so a batch with a long
-  sequence takes longer, the paper's own source of imbalance. Over IID batches it has
-  mean 1.0, sd 0.23, range 0.4-1.3; lengths do not depend on the class, so non-IID
-  batches have the same distribution.
-
-Learning rates and targets: chosen by lab/task_targets.py, whose docstring gives the
-measurements (the IID plateau of synchronous SGD on 8 ranks' batches minus ~1.5-2
-points, reached by that baseline in ~150-250 steps; one target for IID and non-IID):
-
-====  ====  =======
-task  lr    target
-====  ====  =======
-mlp   0.05  84.5
-cnn   0.1   94.5
-seq   0.3   90.5
-====  ====  =======
+Interface: ``TASKS[name](seed)`` builds the data; ``make_model(seed)`` (deterministic,
+no buffers, so ranks' models can be averaged), ``batches(rank, size, mode, steps,
+seed)`` (``steps`` int64 index tensors of shape (batch,): this rank's batches, the same
+for every method), ``loss(model, batch)``, ``compute_scale(batch)`` (the batch's
+relative accelerator compute, mean ~1.0) and ``accuracy(model)`` (% on the held-out
+set); attributes ``name``, ``num_classes``, ``lr``, ``momentum``, ``batch`` (per rank)
+and ``target`` (held-out accuracy, %).
 """
 import numpy as np
 import torch
@@ -99,16 +37,10 @@ def _seeded_model(seed, build):
 class Task:
     """Common part. A subclass sets x_train, y_train (numpy int64), y_train_t (the same
     as a tensor), x_test and y_test (tensor) in __init__ and defines make_model."""
-    name = "base"
     num_classes = 10
-    lr = 0.05
     momentum = 0.9
     batch = 16
-    target = 0.0
-    # DiLoCo baseline's outer learning rate (bench/methods.py), tuned on mlp
-    # non-IID random (2 seeds, median time to target, tau 10): 0.1 13.25 s, 0.2 12.00 s,
-    # 0.4 / 0.7 / 1.0 never reach it (0.7 and 1.0 diverge on IID data too).
-    diloco_outer_lr = 0.2
+    diloco_outer_lr = 0.2   # the DiLoCo baseline's (bench/methods.py); docs/benchmarks.md
 
     def batches(self, rank, size, mode, steps, seed, home_fraction=HOME_FRACTION):
         """This rank's training batches: a list of `steps` index tensors (batch,)."""
@@ -148,7 +80,6 @@ def _store(task, train, test):
 # -- mlp: Gaussian mixture ----------------------------------------------------------------
 class MLPTask(Task):
     name = "mlp"
-    num_classes = 10
     DIM, CLUSTERS, NOISE = 64, 3, 2.2
     N_TRAIN, N_TEST = 50000, 5000
     lr = 0.05
@@ -190,7 +121,6 @@ _GLYPHS = [  # a 5x7 bitmap font, digits 0-9
 
 class CNNTask(Task):
     name = "cnn"
-    num_classes = 10
     SIZE = 12
     N_TRAIN, N_TEST = 20000, 2000
     # rotation (rad), scale range, shear, shift (of the half-width 1), pixel noise sigma
@@ -253,7 +183,6 @@ class SeqPairs(nn.Module):
 
 class SeqTask(Task):
     name = "seq"
-    num_classes = 10
     VOCAB, MIN_LEN, MAX_LEN = 16, 4, 40
     LEN_MEDIAN, LEN_SIGMA = 11.0, 0.6
     SHARED, BETA = 1.5, 2.0  # scales of the shared and the class-specific logits

@@ -1,38 +1,9 @@
 #!/usr/bin/env python
 """Time to accuracy, as a matrix: tasks x data x imbalance patterns x methods x seeds.
 
-The product's verdict: does a user of WAGMA reach the same accuracy sooner than with
-Horovod or local SGD, on ranks of uneven speed? Every case (task, data, pattern) runs
-every method (bench/methods.py) on every seed, side by side in one launch; the order
-of the methods is reversed from one seed to the next so slow drift of the host's load
-does not favour one method.
-
-Cases: tasks of bench/tasks.py (``mlp``, ``cnn``, ``seq``; each with a target accuracy
-fixed in advance; Keras runs ``mlp``), data ``iid`` or ``noniid`` (80% of each rank's
-batch from its home classes), patterns of bench/harness.py (``random``, ``persistent``;
-the sleep is scaled by the task's ``compute_scale`` of the batch), seeds (each changes
-the data, the initial model, the batches and the schedule; every method of a seed gets
-the same ones).
-
-The clock. After a barrier every rank trains for ``--budget`` seconds of wall time.
-Like a user's script, every ``--eval-every`` steps every rank evaluates the loss of one
-batch and averages it through a Horovod allreduce; the evaluation's compute is off the
-clock, the collective (with any wait there for slower ranks) stays on it, and it also
-carries "past the budget?", so every method stops at the first evaluation past the
-budget. (With ``--eval-every 0``, lockstep methods check the budget where they
-synchronise anyway and wait-avoiding WAGMA stops each rank at its own deadline, then
-``join()``.) Every ``--interval`` seconds each rank keeps a copy of its model as it
-was at that moment; after the run, off the clock, the copies are averaged over the
-ranks (the model a user gets from ``sync()`` then) and their held-out accuracy is
-measured. Time to target = the first snapshot time at or above the task's target
-("inf" when never).
-
-Report per case: each method's median time to target over the seeds with its range,
-seeds reaching it, ratios to Horovod and to the best local-SGD baseline (the one of
-localsgd, hier, diloco with the lowest median time), each per seed as median [min-max],
-steps/s and final accuracy (mean of the last 3 snapshots); then a summary with the
-verdict of the targets for ``wagma`` (the library's defaults): random <= 0.7x Horovod
-and <= 0.8x the best local-SGD baseline; persistent <= 0.7x Horovod.
+Does a user of WAGMA reach the same accuracy sooner than with Horovod or local SGD, on
+ranks of uneven speed? The protocol (tasks, clock, snapshots, report, targets):
+docs/benchmarks.md, "Time to accuracy".
 
     python bench/time_to_accuracy.py [--framework torch|keras] [--np 8]
         [--tasks mlp,cnn,seq] [--data iid,noniid] [--patterns random,persistent]
@@ -41,7 +12,6 @@ and <= 0.8x the best local-SGD baseline; persistent <= 0.7x Horovod.
 Rank 0 writes bench/results/[keras_]time_to_accuracy.json (every curve) and a PNG of
 accuracy against wall time for one case (``--plot-case``).
 """
-import json
 import math
 import os
 import statistics
@@ -212,11 +182,15 @@ def evaluate_snapshots(snaps, accuracy, comm):
     return [[k * snaps.interval, accs[k]] for k in range(len(avg))]
 
 
-def pace(comm, steps, wall, extra=None):
-    """This run's per-rank pace, gathered on rank 0 (None elsewhere)."""
+def after_clock(comm, snaps, accuracy, steps, wall, extra=None):
+    """Off the clock, after the rank's last step: the run's per-rank pace and its curve
+    (evaluate_snapshots), gathered on rank 0 (None elsewhere)."""
+    snaps.finish()
+    curve = evaluate_snapshots(snaps, accuracy, comm)
     rates = comm.gather(steps / wall, root=0)
     return None if rates is None else dict(steps_per_s_per_rank=rates,
-                                           steps_per_s=statistics.median(rates), **(extra or {}))
+                                           steps_per_s=statistics.median(rates),
+                                           **(extra or {}), curve=curve)
 
 
 # -- the frameworks -------------------------------------------------------------------
@@ -236,6 +210,9 @@ class Torch:
         self.hvd = harness.start_torch()
         harness.init_gloo(comm)
         return ""
+
+    def batches(self, task, rank, size, data, rows, seed):
+        return task.batches(rank, size, data, rows, seed)
 
     def train(self, spec, j, task, seed, args, run):
         """One method on one seed; returns the run's curve and pace (rank 0)."""
@@ -267,23 +244,14 @@ class Torch:
         steps, wall = clocked_run(comm, run["budget"], snaps, one_step, method.lockstep,
                                   method.synced, evaluation)
         method.finish()
-        snaps.finish()
         check = task.make_model(seed)
 
         def accuracy(flat):
             vector_to_parameters(torch.from_numpy(flat), check.parameters())
             return task.accuracy(check)
-        curve = evaluate_snapshots(snaps, accuracy, comm)
         waits = comm.gather(evaluation.collective_s if evaluation else 0.0, root=0)
-        out = pace(comm, steps, wall, {"eval_collective_s_per_rank": waits})
-        return out and dict(out, curve=curve)
-
-    def batches(self, task, rank, size, data, rows, seed):
-        return task.batches(rank, size, data, rows, seed)
-
-    def teardown(self):
-        import torch.distributed as dist
-        dist.destroy_process_group()
+        return after_clock(comm, snaps, accuracy, steps, wall,
+                           {"eval_collective_s_per_rank": waits})
 
 
 class Keras:
@@ -299,13 +267,8 @@ class Keras:
     def train(self, spec, j, task, seed, args, run):
         k, comm, rank = self.k, run["comm"], run["rank"]
         tf, np = k.tf, k.np
-        prefix = f"m{j}_s{seed}"
-        tf.keras.utils.set_random_seed(seed)
-        model = tf.keras.Sequential([
-            tf.keras.layers.Input((task.DIM,)),
-            tf.keras.layers.Dense(128, activation="relu", name=f"{prefix}_h1"),
-            tf.keras.layers.Dense(128, activation="relu", name=f"{prefix}_h2"),
-            tf.keras.layers.Dense(task.num_classes, name=f"{prefix}_out")], name=prefix)
+        model = harness.keras_mlp(tf, f"m{j}_s{seed}", seed, task.DIM,
+                                  [("h1", 128), ("h2", 128), ("out", task.num_classes)])
         k.hvd_tf.broadcast_variables(model.variables, root_rank=0)
         opt, lockstep, synced = registry.build_keras(
             spec, tf.keras.optimizers.SGD(learning_rate=task.lr, momentum=task.momentum),
@@ -342,7 +305,6 @@ class Keras:
                                   evaluation)
         if not lockstep:
             opt.join()
-        snaps.finish()
         x_test, y_test = task.x_test.numpy(), task.y_test.numpy()
 
         def accuracy(flat):
@@ -350,15 +312,10 @@ class Keras:
                 v.assign(part.reshape(v.shape))
             pred = np.argmax(model(x_test, training=False).numpy(), 1)
             return 100.0 * float(np.mean(pred == y_test))
-        curve = evaluate_snapshots(snaps, accuracy, comm)
-        out = pace(comm, steps, wall)
-        return out and dict(out, curve=curve)
+        return after_clock(comm, snaps, accuracy, steps, wall)
 
     def batches(self, task, rank, size, data, rows, seed):
         return [b.numpy() for b in task.batches(rank, size, data, rows, seed)]
-
-    def teardown(self):
-        pass
 
 
 # -- analysis -------------------------------------------------------------------------
@@ -527,13 +484,11 @@ def run(args):
             plot_case(tuple(plotted.split("/")), runs, args.methods,
                       results[plotted]["target"], args.plot)
             print(f"wrote {args.plot}")
-        with open(args.json, "w") as f:
-            json.dump(jsonable({"ranks": size, "framework": args.framework,
-                                "args": vars(args), "results": results,
-                                "runs": all_runs}), f, indent=1)
-        print(f"wrote {args.json}")
+        harness.write_json(args.json, jsonable({
+            "ranks": size, "framework": args.framework, "args": vars(args),
+            "results": results, "runs": all_runs}), 1)
     comm.Barrier()
-    framework.teardown()
+    harness.stop_gloo()
 
 
 def run_case(framework, case, task_name, args, comm):
