@@ -120,18 +120,18 @@ def check_straggler(cluster, step_s=0.01, factor=4.0, rounds=60):
     import statistics
     slow = cluster.ranks_of_host(len(cluster.hosts))
     fast = [r for r in range(cluster.size) if r not in slow]
-    seconds, skipped = {}, None
-    for mode in ("blocking", "wait_avoiding"):
-        for f in (1.0, factor):
-            rc, out, err, res = launch(
-                cluster, [PYTHON, WORKER, "straggler", mode, ",".join(map(str, slow)),
-                          str(step_s), str(f), str(rounds)], timeout=180)
-            if rc != 0 or len(res) != cluster.size:
-                return False, (f"{mode}, factor {f:g}: rc={rc}, {len(res)} results; "
-                               f"stderr: {err[-1500:]}")
-            seconds[mode, f] = statistics.median(res[r]["seconds"] for r in fast)
-            if mode == "wait_avoiding" and f == factor:
-                skipped = [res[r]["stream"]["rounds_skipped"] for r in slow]
+    # The four runs share one launch, each on its own stream (worker.py).
+    configs = {(mode, f): f"{mode}:{f:g}" for mode in ("blocking", "wait_avoiding")
+               for f in (1.0, factor)}
+    rc, out, err, res = launch(
+        cluster, [PYTHON, WORKER, "straggler", ",".join(map(str, slow)), str(step_s),
+                  str(rounds), *configs.values()], timeout=360)
+    if rc != 0 or len(res) != cluster.size:
+        return False, f"rc={rc}, {len(res)} results; stderr: {err[-1500:]}"
+    seconds = {key: statistics.median(res[r]["configs"][c]["seconds"] for r in fast)
+               for key, c in configs.items()}
+    skipped = [res[r]["configs"][configs["wait_avoiding", factor]]["stream"]["rounds_skipped"]
+               for r in slow]
     cost = {m: seconds[m, factor] - seconds[m, 1.0] for m in ("blocking", "wait_avoiding")}
     ratio = cost["wait_avoiding"] / max(cost["blocking"], 1e-9)
     ok = ratio < 0.35 and cost["blocking"] > 0.5 * rounds * step_s * (factor - 1) \

@@ -3,9 +3,10 @@ argv[1]; each rank writes its result as JSON (tests/workers/common.emit).
 
   gossip            exactness across hosts, blocking and wait-avoiding global rounds
                     (tests/workers/gossip.py's run_config against tests/reference.py)
-  straggler MODE SLOW_HOST_RANKS STEP_S FACTOR ROUNDS
-                    the ranks of one host take FACTOR times longer per step; each rank
-                    reports how long it waited in synchronize per round
+  straggler SLOW_HOST_RANKS STEP_S ROUNDS MODE:FACTOR [MODE:FACTOR ...]
+                    per configuration, in turn in one launch: the ranks of one host take
+                    FACTOR times longer per step; each rank reports how long it waited
+                    in synchronize per round
   train_forever     optimizer steps until the job is killed or a round fails; reports
                     the error text and how long after the fault it came
 """
@@ -40,24 +41,36 @@ def gossip(rank, size):
     emit(rank, errors=errors, stats=engine_lib.stats())
 
 
-def straggler(rank, size, mode, slow_ranks, step_s, factor, rounds):
+def straggler(rank, slow_ranks, step_s, rounds, configs):
+    """Each MODE:FACTOR configuration on its own stream, one after the other; a barrier
+    starts each one on every rank together, as a launch of its own would."""
+    out = {}
+    for config in configs:
+        mode, factor = config.split(":")
+        MPI.COMM_WORLD.Barrier()
+        out[config] = straggler_run(rank, mode, slow_ranks, step_s, float(factor), rounds)
+    emit(rank, configs=out)
+
+
+def straggler_run(rank, mode, slow_ranks, step_s, factor, rounds):
     import torch
     slow = rank in {int(r) for r in slow_ranks.split(",")}
+    name = f"straggler.{mode}.{factor:g}"
     x = torch.full((4096,), float(rank))
     waits, served, called_at = [], [], []
     t_start = time.monotonic()
     # Until served the last round: a slow rank skips rounds with wait-avoiding ones.
     while not served or served[-1] < rounds - 1:
         time.sleep(step_s * (factor if slow else 1.0))
-        h = hvd.group_allreduce_async(x, name=f"straggler.{mode}", group_size=2,
-                                      sync_period=5, global_rounds=mode)
+        h = hvd.group_allreduce_async(x, name=name, group_size=2, sync_period=5,
+                                      global_rounds=mode)
         t0 = time.monotonic()
         called_at.append(time.time())  # one clock for every host here: a diagnosis aid
         x = hvd.synchronize(h)
         waits.append(time.monotonic() - t0)
         served.append(h.round)
-    emit(rank, slow=slow, waits=waits, served=served, called_at=called_at, seconds=time.monotonic() - t_start,
-         stream=hvd.stats(f"straggler.{mode}"))
+    return dict(slow=slow, waits=waits, served=served, called_at=called_at,
+                seconds=time.monotonic() - t_start, stream=hvd.stats(name))
 
 
 def train_forever(rank, size):
@@ -95,8 +108,7 @@ def main():
     if scenario == "gossip":
         gossip(rank, size)
     elif scenario == "straggler":
-        straggler(rank, size, sys.argv[2], sys.argv[3], float(sys.argv[4]),
-                  float(sys.argv[5]), int(sys.argv[6]))
+        straggler(rank, sys.argv[2], float(sys.argv[3]), int(sys.argv[4]), sys.argv[5:])
     elif scenario == "train_forever":
         train_forever(rank, size)
     else:
