@@ -130,4 +130,8 @@ def run(index, scenario):
 
 
 results = [run(i, s) for i, s in enumerate(scenarios)]
+# A scenario that ends without a collective (held@..., allreduce:K when K does not
+# divide the steps) may leave a lagging rank with rounds to run: the others' engines
+# serve them until every rank has joined, as a user's script ends.
+hvd.join()
 emit(rank, pattern=pattern, tau=TAU, results=results)
