@@ -156,7 +156,9 @@ def check_horovodrun(cluster):
         return False, f"rc={rc}; stdout: {out[-800:]} stderr: {err[-1500:]}"
     with open(summary) as f:
         s = json.load(f)
-    ok = s["ranks"] == cluster.size and s["accuracy"] > 0.9
+    # 66 steps on 6 ranks: 0.888-0.919 over 5 runs (2026-11-26), so 0.9 sat inside the
+    # run-to-run spread; 0.85 as in tests/test_examples.py (chance is 0.1).
+    ok = s["ranks"] == cluster.size and s["accuracy"] > 0.85
     return ok, (f"horovodrun --mpi -H: {s['ranks']} ranks, {s['steps']} steps, "
                 f"{s['steps_per_s']:.1f} steps/s, test accuracy {s['accuracy']:.3f}")
 
