@@ -105,13 +105,11 @@ def wagma_knobs(opts, defaults=None):
 
 
 def _wagma_optimizer(hvd, inner, opts, defaults=None, **kw):
-    """hvd.DistributedWagmaOptimizer around ``inner`` for a wagma spec's options, and
-    whether its global rounds block (every rank in lockstep)."""
+    """hvd.DistributedWagmaOptimizer around ``inner`` for a wagma spec's options."""
     kw.update(wagma_knobs(opts, defaults))
     if opts.get("fp16"):
         kw["compression"] = hvd.Compression.fp16
-    opt = hvd.DistributedWagmaOptimizer(inner, **kw)
-    return opt, not opt.wagma_status().wait_avoiding_global
+    return hvd.DistributedWagmaOptimizer(inner, **kw)
 
 
 # -- PyTorch ------------------------------------------------------------------------
@@ -147,8 +145,8 @@ def build_torch(spec, model, inner, hvd, size, defaults, wagma_defaults=None):
                         tau)
     if name == "diloco":
         return DiLoCo(model, inner, tau, opts["outer"])
-    return Wagma(model, *_wagma_optimizer(hvd, inner, opts,
-                                          named_parameters=model.named_parameters()),
+    return Wagma(model, _wagma_optimizer(hvd, inner, opts,
+                                         named_parameters=model.named_parameters()),
                  opts.get("outer"))
 
 
@@ -231,10 +229,11 @@ class DiLoCo(Horovod):
 
 
 class Wagma(Horovod):
-    def __init__(self, model, opt, lockstep, outer_lr):
+    def __init__(self, model, opt, outer_lr):
         from horovod_wagma.common.rounds import is_global_round
-        super().__init__(opt, opt.wagma_status().sync_period)
-        self.lockstep = lockstep
+        status = opt.wagma_status()
+        super().__init__(opt, status.sync_period)
+        self.lockstep = not status.wait_avoiding_global
         self.is_global = is_global_round
         self.outer = None
         if outer_lr is not None:
@@ -269,6 +268,7 @@ def build_keras(spec, sgd, hvd, hvd_keras, tau, wagma_defaults=None):
     name, opts = parse_spec(spec)
     if name == "horovod":
         return hvd_keras.DistributedOptimizer(sgd), True, lambda i: i % tau == 0
-    opt, lockstep = _wagma_optimizer(hvd, sgd, opts, wagma_defaults)
-    tau = opt.wagma_status().sync_period
+    opt = _wagma_optimizer(hvd, sgd, opts, wagma_defaults)
+    status = opt.wagma_status()
+    tau, lockstep = status.sync_period, not status.wait_avoiding_global
     return opt, lockstep, lambda i: lockstep and is_global_round(i, tau)

@@ -41,8 +41,6 @@ class _WagmaTorchMixin:
         super(self.__class__, self).__init__(params)
         check_named_parameters(named_parameters, self._params())
         self._core = core
-        self._config = core.config
-        self._name = core.names.name
         self._fp16_wire = fp16
         self.backward_passes_per_step = backward_passes_per_step
         self._named_buffers = [b for _, b in named_buffers or []
