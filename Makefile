@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.wagma-installed
 # Anything that changes what install produces re-triggers it.
-INSTALL_INPUTS := scripts/install.sh scripts/build_horovod.sh scripts/cxx17_wrapper.sh \
+INSTALL_INPUTS := scripts/install.sh scripts/build_horovod.sh scripts/cxx17_wrapper.sh scripts/build_gloo.sh \
 	requirements.txt setup.py $(wildcard cpp_ops/*/*.cc cpp_ops/*/*.h)
 export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1

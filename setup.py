@@ -4,6 +4,7 @@ import glob
 import os
 import shlex
 import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 
 from setuptools import Extension, find_packages, setup
@@ -11,6 +12,13 @@ from torch.utils.cpp_extension import BuildExtension, CppExtension
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ENGINE_DIR = os.path.join("cpp_ops", "engine")
+
+
+def gloo_prefix():
+    """Where scripts/build_gloo.sh installed (or finds cached) the static Gloo."""
+    out = subprocess.check_output(["bash", os.path.join(HERE, "scripts", "build_gloo.sh")],
+                                  text=True, env=dict(os.environ, PYTHON=sys.executable))
+    return out.strip().splitlines()[-1]
 
 
 def mpi_flags(kind):
@@ -35,17 +43,26 @@ class BuildWithEngine(BuildExtension):
         obj_dir = os.path.join(self.build_temp, "engine")
         os.makedirs(obj_dir, exist_ok=True)
         sources = sorted(glob.glob(os.path.join(HERE, ENGINE_DIR, "*.cc")))
-        cflags = ["-std=c++17", "-O3", "-fPIC", "-Wall", "-pthread", "-ffp-contract=off"] + mpi_flags("compile")
+        gloo = gloo_prefix()
+        cflags = (["-std=c++17", "-O3", "-fPIC", "-Wall", "-pthread", "-ffp-contract=off",
+                   "-isystem", os.path.join(gloo, "include")] + mpi_flags("compile"))
 
         def compile_one(src):
             obj = os.path.join(obj_dir, os.path.basename(src) + ".o")
-            subprocess.check_call(["g++"] + cflags + ["-c", src, "-o", obj])
+            # Gloo's inline and template code instantiated here stays inside the
+            # library too: the process has other Gloos, of other versions.
+            hidden = ["-fvisibility=hidden"] if "gloo" in os.path.basename(src) else []
+            subprocess.check_call(["g++"] + cflags + hidden + ["-c", src, "-o", obj])
             return obj
 
         with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
             objects = list(pool.map(compile_one, sources))
         lib = os.path.join(out_dir, "libwagma.so")
+        # Gloo is linked in whole-static with its symbols local (--exclude-libs):
+        # PyTorch and Horovod carry Gloos of their own in the same process.
+        gloo_lib = os.path.join(gloo, "lib", "libgloo.a")
         subprocess.check_call(["g++", "-shared", "-pthread", "-o", lib] + objects
+                              + [gloo_lib, "-Wl,--exclude-libs,libgloo.a"]
                               + mpi_flags("link"))
         # Extensions below link against the engine where it was just built.
         for ext in self.extensions:

@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <cstring>
 #include <exception>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "engine.h"
+#include "gloo_transport.h"
 #include "group_schedule.h"
 #include "stream_spec.h"
 
@@ -28,6 +31,37 @@ int SetError(char* err, int errlen, const std::string& text) {
 extern "C" {
 
 int wagma_start(char* err, int errlen) { return SetError(err, errlen, Engine::Get().Start()); }
+
+int wagma_start_gloo(const wagma_gloo_spec* c, char* err, int errlen) {
+  wagma::GlooSpec spec;
+  spec.rank = c->rank;
+  spec.size = c->size;
+  spec.hostname = c->hostname ? c->hostname : "";
+  spec.iface = c->iface ? c->iface : "";
+  spec.prefix = c->prefix ? c->prefix : "";
+  spec.timeout = std::chrono::milliseconds(static_cast<int64_t>(c->timeout_s * 1000));
+  const wagma_kv_set_fn set = c->set;
+  const wagma_kv_get_fn get = c->get;
+  spec.store.set = [set](const std::string& key, const std::vector<char>& value) {
+    if (set(key.c_str(), value.data(), static_cast<int64_t>(value.size())) != 0)
+      throw std::runtime_error("could not write '" + key + "' to the rendezvous store");
+  };
+  spec.store.get = [get](const std::string& key) {
+    std::vector<char> value(256);
+    for (;;) {
+      const int64_t n = get(key.c_str(), value.data(), static_cast<int64_t>(value.size()));
+      if (n < 0) throw std::runtime_error("'" + key + "' did not appear in the rendezvous store");
+      if (static_cast<size_t>(n) <= value.size()) {
+        value.resize(static_cast<size_t>(n));
+        return value;
+      }
+      value.resize(static_cast<size_t>(n));
+    }
+  };
+  return SetError(err, errlen, Engine::Get().Start([&spec](std::unique_ptr<wagma::Transport>* out) {
+    return wagma::GlooTransport::Create(spec, out);
+  }));
+}
 void wagma_shutdown(void) { Engine::Get().Shutdown(); }
 void wagma_shutdown_within(double timeout_s) { Engine::Get().Shutdown(timeout_s); }
 int wagma_started(void) { return Engine::Get().started() ? 1 : 0; }

@@ -8,7 +8,24 @@
 extern "C" {
 #endif
 
-int wagma_start(char* err, int errlen);  // 0 on success
+int wagma_start(char* err, int errlen);  // 0 on success, over MPI
+// Over Gloo (horovodrun --gloo, Horovod elastic): the launcher's key-value store is
+// reached through two callbacks. `get` blocks until the key exists; it returns the
+// value's length (when > cap, the engine calls again with a larger buffer), or -1
+// when the key did not appear in time. `set` returns 0, or -1 on failure.
+typedef int (*wagma_kv_set_fn)(const char* key, const char* value, int64_t len);
+typedef int64_t (*wagma_kv_get_fn)(const char* key, char* out, int64_t cap);
+typedef struct wagma_gloo_spec {
+  int rank;
+  int size;
+  const char* hostname;  // the launcher's name of this rank's host
+  const char* iface;     // network interface to bind; "" lets Gloo pick by host name
+  const char* prefix;    // key prefix in the store, one per job (and membership)
+  double timeout_s;      // rendezvous and start-up collectives
+  wagma_kv_set_fn set;
+  wagma_kv_get_fn get;
+} wagma_gloo_spec;
+int wagma_start_gloo(const wagma_gloo_spec* spec, char* err, int errlen);
 void wagma_shutdown(void);
 // Shutdown that gives up on unfinished rounds after `timeout_s` (e.g. when the process
 // is exiting on an error: its peers learn from the goodbye at once).

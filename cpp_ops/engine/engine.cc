@@ -19,11 +19,17 @@ Engine& Engine::Get() {
 }
 
 std::string Engine::Start() {
+  return Start([](std::unique_ptr<Transport>* out) {
+    return MpiTransport::Create(kRequiredTagUpperBound, out);
+  });
+}
+
+std::string Engine::Start(const TransportFactory& connect) {
   std::lock_guard<std::mutex> lock(start_mu_);
   if (started_) return "";
   if (shutdown_requested_) return "the WAGMA engine was shut down; it cannot be restarted";
   // Collective, so it runs on every rank before any rank can return an error.
-  std::string error = MpiTransport::Create(kRequiredTagUpperBound, &transport_);
+  std::string error = connect(&transport_);
   if (!error.empty()) return error;
   rank_ = transport_->rank();
   size_ = transport_->size();

@@ -30,6 +30,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -57,9 +58,12 @@ class Engine {
  public:
   static Engine& Get();
 
-  // Collective over every rank (the transport duplicates MPI_COMM_WORLD).
-  // Idempotent. Returns an error text, empty on success. MPI must already be
-  // initialised, thread-multiple.
+  // Collective over every rank. Idempotent. Returns an error text, empty on success.
+  // `connect` makes the transport (collective: every rank calls Start alike); it
+  // returns "" or an error. Start() connects over MPI (MpiTransport: MPI must already
+  // be initialised, thread-multiple); wagma_start_gloo over Gloo (GlooTransport).
+  using TransportFactory = std::function<std::string(std::unique_ptr<Transport>*)>;
+  std::string Start(const TransportFactory& connect);
   std::string Start();
   // Completes what can be completed, then stops the background thread. Idempotent.
   // `timeout_s` < 0 keeps the configured limit (HOROVOD_WAGMA_SHUTDOWN_TIMEOUT, 30 s).

@@ -10,7 +10,7 @@ import inspect
 import itertools
 import os
 
-from horovod_wagma.common import engine_lib
+from horovod_wagma.common import engine_lib, gloo_rendezvous
 from horovod_wagma.common.config import WagmaConfig, validate_name
 from horovod_wagma.common.errors import WagmaError
 from horovod_wagma.common.schedule import groups
@@ -45,19 +45,33 @@ class WagmaBasics:
         self.config = WagmaConfig(group_size, sync_period, averaging, wait_avoiding,
                                   global_rounds, max_staleness)
         hvd = self._hvd
+        on_gloo = gloo_rendezvous.launched_on_gloo()
         if comm is not None:
+            if on_gloo:
+                raise ValueError("comm is an MPI communicator, but Horovod runs on Gloo "
+                                 "here (horovodrun --gloo): pass comm=None")
             from mpi4py import MPI
             if not isinstance(comm, MPI.Comm) or comm.Compare(MPI.COMM_WORLD) == MPI.UNEQUAL:
                 raise ValueError("horovod_wagma runs over MPI_COMM_WORLD; pass comm=None "
                                  "(or COMM_WORLD) and use Horovod process sets for subsets")
         if not hvd.is_initialized():
-            from mpi4py import MPI  # initialises MPI with MPI_THREAD_MULTIPLE
             dynamic = isinstance(process_sets, str) and process_sets.lower() == "dynamic"
             user_sets = [] if process_sets is None or dynamic else list(process_sets)
-            ours = [] if dynamic else self._new_group_sets(MPI.COMM_WORLD, user_sets)
-            # Communicator-based process sets need Horovod's comm to be the mpi4py world.
-            hvd.init(comm=MPI.COMM_WORLD,
-                     process_sets="dynamic" if dynamic else user_sets + ours)
+            if on_gloo:
+                # No MPI here: the groups are registered by their rank lists.
+                ours = [] if dynamic else self._new_group_sets(
+                    int(os.environ["HOROVOD_SIZE"]), int(os.environ["HOROVOD_RANK"]),
+                    user_sets)
+                hvd.init(process_sets="dynamic" if dynamic else user_sets + ours)
+            else:
+                from mpi4py import MPI  # initialises MPI with MPI_THREAD_MULTIPLE
+                ours = [] if dynamic else self._new_group_sets(
+                    MPI.COMM_WORLD.Get_size(), MPI.COMM_WORLD.Get_rank(), user_sets,
+                    split=MPI.COMM_WORLD.Split)
+                # Communicator-based process sets need Horovod's comm to be the mpi4py
+                # world.
+                hvd.init(comm=MPI.COMM_WORLD,
+                         process_sets="dynamic" if dynamic else user_sets + ours)
             if dynamic:
                 self._add_dynamic_group_sets()
         elif os.environ.get("HOROVOD_DYNAMIC_PROCESS_SETS", "0") not in ("", "0"):
@@ -67,15 +81,14 @@ class WagmaBasics:
     def _phase_groups(self, size):
         return groups(size, self.config.resolved_group_size(size))
 
-    def _new_group_sets(self, world, user_sets):
+    def _new_group_sets(self, size, rank, user_sets, split=None):
         """ProcessSets for every distinct group that is not the whole world.
 
-        A phase whose groups are all new is split with mpi4py: one collective
-        ``Split`` gives each rank its own group's communicator. Groups already
-        registered (by the user, or in an earlier phase) are not registered twice;
-        the remaining new groups of such a phase are given by their rank lists.
+        With ``split`` (mpi4py's ``COMM_WORLD.Split``), a phase whose groups are all
+        new is split with one collective call that gives each rank its own group's
+        communicator. Groups already registered (by the user, or in an earlier phase)
+        are not registered twice; other new groups are given by their rank lists.
         """
-        size, rank = world.Get_size(), world.Get_rank()
         by_ranks = {tuple(ps.ranks): ps for ps in user_sets if ps.ranks is not None}
         self._group_sets.update(by_ranks)
         # Every rank must take the same decisions, so track all groups registered so
@@ -85,9 +98,9 @@ class WagmaBasics:
         for phase in self._phase_groups(size):
             fresh = [tuple(g) for g in phase if len(g) < size and tuple(g) not in registered]
             registered.update(fresh)
-            if len(fresh) == len(phase):
+            if split is not None and len(fresh) == len(phase):
                 color = next(i for i, g in enumerate(phase) if rank in g)
-                ps = self._hvd.ProcessSet(world.Split(color, rank))
+                ps = self._hvd.ProcessSet(split(color, rank))
                 self._group_sets[fresh[color]] = ps
                 new.append(ps)
             else:
@@ -132,20 +145,24 @@ class WagmaBasics:
         return self._hvd
 
     def ensure_started(self):
-        """Starts the engine on first use; it needs Horovod running on MPI."""
+        """Starts the engine on first use, over the transport Horovod runs on: MPI
+        (mpirun, horovodrun --mpi) or Gloo (horovodrun --gloo)."""
         if self._size is not None:
             return
         if engine_lib.started():
             self._size = self._hvd.size()
             return
         hvd = self._require_horovod()
-        if not hvd.mpi_enabled():
-            raise WagmaError("horovod_wagma needs Horovod to run with MPI: launch with "
-                             "'horovodrun --mpi' or 'mpirun' (Gloo is not supported)")
-        engine_lib.start()
+        if hvd.mpi_enabled():
+            engine_lib.start()
+        elif hvd.gloo_enabled():
+            engine_lib.start_gloo(**gloo_rendezvous.engine_spec(hvd.rank(), hvd.size()))
+        else:
+            raise WagmaError("horovod_wagma needs Horovod to run with MPI or Gloo: launch "
+                             "with horovodrun (--gloo or --mpi) or mpirun")
         if not self._atexit_registered:
             # Registered after Horovod's own handler, so it runs first (LIFO): the
-            # engine finishes its MPI traffic before Horovod finalizes MPI.
+            # engine finishes its traffic before Horovod finalizes MPI (or Gloo).
             atexit.register(engine_lib.shutdown_at_exit)
             self._atexit_registered = True
         self._size = hvd.size()

@@ -46,10 +46,61 @@ def lib():
 
 
 def start():
-    """Starts the engine; collective over MPI_COMM_WORLD on first call."""
+    """Starts the engine over MPI; collective over MPI_COMM_WORLD on first call."""
     from horovod_wagma.common.errors import WagmaError
     err = ctypes.create_string_buffer(_ERR_LEN)
     if lib().wagma_start(err, _ERR_LEN) != 0:
+        raise WagmaError(err.value.decode(errors="replace"))
+
+
+class GlooSpec(ctypes.Structure):
+    """wagma_gloo_spec (cpp_ops/engine/c_api.h)."""
+    _fields_ = [("rank", ctypes.c_int), ("size", ctypes.c_int), ("hostname", ctypes.c_char_p),
+                ("iface", ctypes.c_char_p), ("prefix", ctypes.c_char_p),
+                ("timeout_s", ctypes.c_double),
+                ("set", ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p,
+                                         ctypes.c_int64)),
+                ("get", ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_char_p, ctypes.c_void_p,
+                                         ctypes.c_int64))]
+
+
+def start_gloo(rank, size, hostname, iface, prefix, timeout_s, store):
+    """Starts the engine over Gloo; collective over the job's ranks. ``store`` has
+    ``set(key, bytes)`` and a blocking ``get(key) -> bytes`` (gloo_rendezvous.py)."""
+    import sys
+    from horovod_wagma.common.errors import WagmaError
+    fetched = {}  # key -> value: a value longer than the engine's buffer is asked twice
+
+    def kv_set(key, value, length):
+        try:
+            store.set(key.decode(), ctypes.string_at(value, length))
+            return 0
+        except Exception as e:  # noqa: BLE001 - reported to the engine as a failure
+            sys.stderr.write(f"[horovod_wagma] rendezvous store: {e}\n")
+            return -1
+
+    def kv_get(key, out, cap):
+        try:
+            name = key.decode()
+            value = fetched.pop(name, None)
+            if value is None:
+                value = store.get(name)
+            if len(value) > cap:
+                fetched[name] = value
+            else:
+                ctypes.memmove(out, value, len(value))
+            return len(value)
+        except Exception as e:  # noqa: BLE001 - reported to the engine as a failure
+            sys.stderr.write(f"[horovod_wagma] rendezvous store: {e}\n")
+            return -1
+
+    set_fn = GlooSpec._fields_[6][1](kv_set)
+    get_fn = GlooSpec._fields_[7][1](kv_get)
+    spec = GlooSpec(rank, size, hostname.encode(), iface.encode(), prefix.encode(),
+                    float(timeout_s), set_fn, get_fn)
+    err = ctypes.create_string_buffer(_ERR_LEN)
+    lib().wagma_start_gloo.argtypes = [ctypes.POINTER(GlooSpec), ctypes.c_char_p, ctypes.c_int]
+    if lib().wagma_start_gloo(ctypes.byref(spec), err, _ERR_LEN) != 0:
         raise WagmaError(err.value.decode(errors="replace"))
 
 
@@ -77,7 +128,7 @@ def shutdown_at_exit():
     import sys
     error = getattr(sys, "last_value", None)
     shutdown(1.0 if error is not None else None)
-    if isinstance(error, KeyboardInterrupt):
+    if isinstance(error, KeyboardInterrupt) and "mpi4py.MPI" in sys.modules:
         from mpi4py import MPI
         sys.stderr.write("[horovod_wagma] interrupted: aborting every rank\n")
         sys.stderr.flush()
