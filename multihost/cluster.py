@@ -190,6 +190,16 @@ class EmulatedCluster:
                           "--network-interface", "eth0", f"--mpi-args={mpi_args}", "--verbose",
                           *argv])
 
+    def horovodrun_gloo(self, argv, np_=None,
+                        horovodrun=os.path.join(os.path.dirname(sys.executable),
+                                                "horovodrun")):
+        """The same launch on Gloo, no MPI in the job: `horovodrun --gloo -H`, run
+        from host 1 (its rendezvous server listens there), workers started through
+        the agent as `ssh`, Gloo's traffic on eth0."""
+        hosts = ",".join(f"{a}:{h.slots}" for a, h in zip(self.addresses, self.hosts))
+        return self.head([horovodrun, "--gloo", "-np", str(np_ or self.size), "-H", hosts,
+                          "--network-interface", "eth0", *argv])
+
     def head(self, argv):
         """argv on host 1, through the agent (its namespace and hostname)."""
         return [AGENT, host_address(1), shlex.join(argv)]

@@ -1,5 +1,10 @@
-"""Shared fixtures: launch real ranks with mpirun, with a timeout, and collect each
-rank's JSON result file (workers/common.py: emit)."""
+"""Shared fixtures: launch real ranks, with a timeout, and collect each rank's JSON
+result file (workers/common.py: emit).
+
+Modules marked `ranks` run once per transport (the `transport` parameter): under
+mpirun (the engine on MPI) and under horovodrun --gloo (the engine on Gloo, no MPI in
+the job). `--transports mpi` (or `gloo`) narrows the suite to one; tests that need MPI
+itself are marked `mpi_only`."""
 import json
 import os
 import subprocess
@@ -21,10 +26,47 @@ MPI_ENV = {
 }
 
 
-# Every mpirun the suite starts goes through mpi_command; the total is printed at the
+# Every launch the suite starts goes through mpi_command; the totals are printed at the
 # end of the run, since launches (Python and framework imports on every rank) are most
 # of the suite's time.
-LAUNCHES = {"mpirun": 0}
+LAUNCHES = {"mpi": 0, "gloo": 0}
+TRANSPORTS = ("mpi", "gloo")
+CURRENT = {"transport": "mpi"}  # set by the `transport` fixture
+
+
+def pytest_addoption(parser):
+    parser.addoption("--transports", default=",".join(TRANSPORTS),
+                     help="comma-separated engine transports that `ranks` modules run "
+                          "over (mpi, gloo)")
+
+
+def pytest_generate_tests(metafunc):
+    if metafunc.definition.get_closest_marker("ranks") is None:
+        return
+    chosen = [t for t in metafunc.config.getoption("--transports").split(",") if t]
+    unknown = set(chosen) - set(TRANSPORTS)
+    if unknown:
+        raise pytest.UsageError(f"--transports: unknown {sorted(unknown)}")
+    if metafunc.definition.get_closest_marker("mpi_only") is not None:
+        chosen = [t for t in chosen if t == "mpi"]
+    metafunc.parametrize("transport", chosen, indirect=True, scope="module")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def transport(request):
+    """The engine transport this module's launches use ("mpi" outside `ranks`)."""
+    CURRENT["transport"] = getattr(request, "param", "mpi")
+    yield CURRENT["transport"]
+    CURRENT["transport"] = "mpi"
+
+
+def launch_prefix(np_, transport=None):
+    """The launcher's command up to the program: mpirun, or horovodrun --gloo."""
+    transport = transport or CURRENT["transport"]
+    if transport == "gloo":
+        horovodrun = os.path.join(os.path.dirname(sys.executable), "horovodrun")
+        return [horovodrun, "--gloo", "-np", str(np_), "-H", f"localhost:{np_}"]
+    return ["mpirun", "-np", str(np_), "--oversubscribe", "--bind-to", "none"]
 
 
 class MpiRun:
@@ -37,10 +79,11 @@ class MpiRun:
 
 
 def mpi_command(worker, np_, *args, env=None):
-    """(command, environment, results directory) to run a worker on np_ ranks."""
-    LAUNCHES["mpirun"] += 1
-    cmd = ["mpirun", "-np", str(np_), "--oversubscribe", "--bind-to", "none",
-           sys.executable, os.path.join(WORKERS, worker)] + [str(a) for a in args]
+    """(command, environment, results directory) to run a worker on np_ ranks over
+    the current transport."""
+    LAUNCHES[CURRENT["transport"]] += 1
+    cmd = launch_prefix(np_) + [sys.executable, os.path.join(WORKERS, worker)] + [
+        str(a) for a in args]
     results_dir = tempfile.mkdtemp(prefix="wagma_test_")
     full_env = dict(os.environ, **MPI_ENV, WAGMA_TEST_RESULTS=results_dir, **(env or {}))
     return cmd, full_env, results_dir
@@ -141,6 +184,7 @@ def pytest_runtest_logreport(report):
 
 
 def pytest_terminal_summary(terminalreporter):
-    terminalreporter.write_line(f"mpirun launches: {LAUNCHES['mpirun']}")
+    terminalreporter.write_line(f"launches: {LAUNCHES['mpi']} mpirun, "
+                                f"{LAUNCHES['gloo']} horovodrun --gloo")
     for module, seconds in sorted(MODULE_SECONDS.items(), key=lambda kv: -kv[1]):
         terminalreporter.write_line(f"{seconds:8.1f}s  {module}")

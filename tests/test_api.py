@@ -1,5 +1,8 @@
 """API: several streams in different orders per rank, in-place, non-contiguous, poll,
 and the re-export of horovod.torch."""
+import pytest
+
+pytestmark = pytest.mark.ranks
 
 
 def test_api_behaviour(mpi):

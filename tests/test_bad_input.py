@@ -7,6 +7,8 @@ import pytest
 
 from conftest import framework_env
 
+pytestmark = pytest.mark.ranks
+
 
 def test_mismatches_and_invalid_knobs(mpi, framework):
     run = mpi("bad_input.py", 3, timeout=180, env=framework_env(framework))

@@ -11,6 +11,8 @@ import pytest
 
 from conftest import framework_env, mpi_command, read_results
 
+pytestmark = pytest.mark.ranks
+
 
 def _check_early_exit(run, leaver):
     assert run.results[leaver]["left_after"] == 6

@@ -19,6 +19,8 @@ from hypothesis import strategies as st
 
 from conftest import FRAMEWORKS, framework_env, run_mpi
 
+pytestmark = pytest.mark.ranks
+
 NP = 3
 MAX_EXAMPLES = 250
 SUPPORTED = ("float32", "float64", "float16", "bfloat16")

@@ -11,7 +11,7 @@ import pytest
 
 from conftest import framework_env, run_scenarios
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.ranks, pytest.mark.slow]
 P, S, TAU, ROUNDS, STEP_S = 4, 2, 5, 60, 0.01
 
 

@@ -9,7 +9,7 @@ import pytest
 from conftest import framework_env
 from reference import gossip_error_failures
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.ranks, pytest.mark.slow]
 
 
 # TensorFlow imports take ~10 s per rank on 2 cores: one rank count there (P=3: a

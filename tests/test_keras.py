@@ -11,7 +11,7 @@ import pytest
 
 from conftest import run_scenarios
 
-pytestmark = [pytest.mark.tf, pytest.mark.slow]
+pytestmark = [pytest.mark.ranks, pytest.mark.tf, pytest.mark.slow]
 SCENARIOS = ["fit", "eager", "uneven", "wa_fit_straggler"]
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from conftest import run_mpi, run_scenarios
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.ranks, pytest.mark.slow]
 
 SCENARIOS = ["allreduce:1", "allreduce:7", "allreduce:25", "allreduce:60",
              "checkpoint:20", "sync:30", "late:20", "join:10", "wjoin:10"]

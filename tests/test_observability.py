@@ -5,8 +5,11 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from conftest import framework_env
 
+pytestmark = pytest.mark.ranks
 
 
 def test_stats_count_a_known_straggler(mpi, framework, tmp_path):

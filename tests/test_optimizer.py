@@ -5,6 +5,8 @@ import pytest
 
 from conftest import run_scenarios
 
+pytestmark = pytest.mark.ranks
+
 SCENARIOS = ["identical_after_global", "lr0", "passes", "fp16", "hooks", "bad_args",
              "wa_lr0", "wa_straggler_join"]  # the one that calls join() runs last
 

@@ -9,6 +9,8 @@ import torch
 from conftest import run_scenarios
 from reference import average_round, is_global
 
+pytestmark = pytest.mark.ranks
+
 TOLERANCE = 1e-5  # float32 parameters and buffers
 
 

@@ -1,4 +1,7 @@
 """A process with passive rounds still pending exits cleanly."""
+import pytest
+
+pytestmark = pytest.mark.ranks
 
 
 def test_exit_with_passive_rounds_pending(mpi):

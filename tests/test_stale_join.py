@@ -4,6 +4,8 @@ import pytest
 
 from conftest import FRAMEWORKS, framework_env, run_scenarios
 
+pytestmark = pytest.mark.ranks
+
 EXPECTED = {
     # rank 0 contributed its fresh 10.5, rank 1's engine its published 0.5 (s = 11).
     # fresh: y_i = (s - c_i + x_i) / 2; paper: y_i = (s + x_i) / 3;

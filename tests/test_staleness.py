@@ -5,6 +5,8 @@ import pytest
 from conftest import run_scenarios
 from reference import is_global
 
+pytestmark = pytest.mark.ranks
+
 TAUS = (3, 5)
 
 

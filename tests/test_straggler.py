@@ -7,6 +7,8 @@ from conftest import FRAMEWORKS, framework_env, run_scenarios
 from horovod_wagma.common.schedule import groups
 from reference import is_global, phase_of
 
+pytestmark = pytest.mark.ranks
+
 DELAY = 0.5
 ROUNDS = 10
 TAU = 10

@@ -7,6 +7,8 @@ from conftest import run_scenarios
 
 from reference import is_global, phase_of
 
+pytestmark = pytest.mark.ranks
+
 
 def expected_outputs(runs, size, sync_period=4):
     """Replays rounds without wait-avoidance: a rank that has joined contributes its

@@ -63,6 +63,7 @@ int wagma_start_gloo(const wagma_gloo_spec* c, char* err, int errlen) {
   }));
 }
 void wagma_shutdown(void) { Engine::Get().Shutdown(); }
+void wagma_replace(void) { Engine::Replace(); }
 void wagma_shutdown_within(double timeout_s) { Engine::Get().Shutdown(timeout_s); }
 int wagma_started(void) { return Engine::Get().started() ? 1 : 0; }
 int wagma_rank(void) { return Engine::Get().rank(); }

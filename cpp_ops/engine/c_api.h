@@ -26,6 +26,9 @@ typedef struct wagma_gloo_spec {
   wagma_kv_get_fn get;
 } wagma_gloo_spec;
 int wagma_start_gloo(const wagma_gloo_spec* spec, char* err, int errlen);
+// Horovod elastic: ends the engine at once and installs a fresh one, which a later
+// wagma_start_gloo starts over the new member set (rank and size may change).
+void wagma_replace(void);
 void wagma_shutdown(void);
 // Shutdown that gives up on unfinished rounds after `timeout_s` (e.g. when the process
 // is exiting on an error: its peers learn from the goodbye at once).

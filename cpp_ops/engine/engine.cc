@@ -12,10 +12,29 @@
 
 namespace wagma {
 
+namespace {
+// Engines are never destroyed: a background thread (this engine's, or Gloo's for a
+// replaced one) may outlive static destructors at exit or still refer to them.
+std::atomic<Engine*>& Current() {
+  static std::atomic<Engine*> engine{nullptr};
+  return engine;
+}
+}  // namespace
+
 Engine& Engine::Get() {
-  // Never destroyed: the background thread may outlive static destructors at exit.
-  static Engine* engine = new Engine();
-  return *engine;
+  Engine* e = Current().load();
+  if (e == nullptr) {
+    static std::once_flag once;
+    std::call_once(once, [] { Current().store(new Engine()); });
+    e = Current().load();
+  }
+  return *e;
+}
+
+void Engine::Replace() {
+  Engine& old = Get();
+  old.Shutdown(0.0);  // its rounds need members that are gone: give them up now
+  Current().store(new Engine());
 }
 
 std::string Engine::Start() {
@@ -171,6 +190,7 @@ bool Engine::ProgressOnce() {
   bool progressed = false;
   progressed |= DrainRequests();
   progressed |= PollControl();
+  CheckLostPeers();  // after PollControl: a peer's goodbye comes before its socket closes
   progressed |= ProgressRounds();
   progressed |= JoinActivatedRounds();
   InspectStalls();

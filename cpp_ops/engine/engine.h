@@ -57,6 +57,10 @@ namespace wagma {
 class Engine {
  public:
   static Engine& Get();
+  // Horovod elastic: ends this process's engine at once (unfinished rounds fail) and
+  // installs a fresh one for Get(), to be started over the new member set. The old one
+  // is kept: app handles and transport threads may still refer to it.
+  static void Replace();
 
   // Collective over every rank. Idempotent. Returns an error text, empty on success.
   // `connect` makes the transport (collective: every rank calls Start alike); it
@@ -153,6 +157,13 @@ class Engine {
   void OnStreamError(int stream_id, int64_t from_round, const std::string& error);
   void SayGoodbye();
   void OnGoodbye(int source, const std::string& payload);
+  // Peers the transport saw fail without a goodbye (Transport::LostPeers): treated as
+  // departed, with an error that says they were lost.
+  void CheckLostPeers();
+  // Fails the rounds that need `source`, which departed or was lost.
+  void AfterDeparture(int source);
+  // "membership changed: rank(s) ... lost ...; K of P ranks remain".
+  std::string LostMembersText() const;
   void StartJoin();
   void OnJoined(int source, const std::string& payload);
   void OnAllJoined(int last_rank, const std::string& payload);

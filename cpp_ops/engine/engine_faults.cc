@@ -92,6 +92,41 @@ void Engine::SayGoodbye() {
 void Engine::OnGoodbye(int source, const std::string& payload) {
   roster_.MarkDeparted(source, UnpackLastRounds(payload));
   metrics_.PeerLeft(source);
+  AfterDeparture(source);
+}
+
+void Engine::CheckLostPeers() {
+  for (int peer : transport_->LostPeers()) {
+    // A goodbye precedes the connection's end on the same connection: a peer that
+    // said goodbye and then exited is not lost.
+    if (roster_.departed(peer)) continue;
+    std::fprintf(stderr, "[horovod_wagma rank %d] rank %d was lost: its connection closed\n",
+                 rank_, peer);
+    roster_.MarkLost(peer);
+    metrics_.PeerLost(peer);
+    if (settings_.elastic) {
+      // The member set changed: every survivor resets together (Horovod elastic), so
+      // every round ends now rather than only those that need the lost rank.
+      throw std::runtime_error(LostMembersText());
+    }
+    AfterDeparture(peer);
+  }
+}
+
+std::string Engine::LostMembersText() const {
+  std::string ranks;
+  int lost = 0;
+  for (int r = 0; r < size_; ++r) {
+    if (!roster_.lost(r)) continue;
+    ranks += (lost++ ? ", " : "") + std::to_string(r);
+  }
+  return "membership changed: rank" + std::string(lost > 1 ? "s " : " ") + ranks +
+         (lost > 1 ? " were" : " was") + " lost (connection closed: the process or its " +
+         "host is gone); " + std::to_string(size_ - lost) + " of " +
+         std::to_string(size_) + " ranks remain";
+}
+
+void Engine::AfterDeparture(int source) {
   for (auto& kv : streams_.all()) {
     Stream& s = kv.second;
     if (s.id < 0) {

@@ -168,6 +168,12 @@ void EngineMetrics::PeerLeft(int rank) {
                     "\"rank\":" + std::to_string(rank));
 }
 
+void EngineMetrics::PeerLost(int rank) {
+  if (!timeline_.enabled()) return;
+  timeline_.Instant(Timeline::kEngine, "lifecycle", "peer_lost", Timeline::NowUs(),
+                    "\"rank\":" + std::to_string(rank));
+}
+
 void EngineMetrics::StallWarning(const std::string& stream, int64_t round,
                                  const std::string& missing_json) {
   if (!timeline_.enabled()) return;

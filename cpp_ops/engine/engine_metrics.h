@@ -77,6 +77,7 @@ class EngineMetrics {
   // Faults.
   void RoundFailed(const std::string& stream, int64_t round, const std::string& error);
   void PeerLeft(int rank);
+  void PeerLost(int rank);  // its connection failed (Transport::LostPeers)
   void StallWarning(const std::string& stream, int64_t round, const std::string& missing_json);
   void AppAway(const std::string& stream, int rank, double away_s, int64_t left_out);
 

@@ -71,6 +71,8 @@ EngineSettings EngineSettings::FromEnv() {
   s.stalls = StallSettings::FromEnv();
   const char* timeline = std::getenv("WAGMA_TIMELINE");
   if (timeline && *timeline) s.timeline_path = timeline;
+  const char* elastic = std::getenv("HOROVOD_ELASTIC");
+  s.elastic = elastic && std::string(elastic) == "1";
   return s;
 }
 

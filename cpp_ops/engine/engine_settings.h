@@ -28,6 +28,9 @@ struct EngineSettings {
   PacerSettings pacer;
   StallSettings stalls;
   std::string timeline_path;  // empty: no trace
+  // Horovod elastic (HOROVOD_ELASTIC=1): a lost peer ends every round at once, so that
+  // the survivors reset together and the engine restarts over the new member set.
+  bool elastic = false;
 
   static EngineSettings FromEnv();
 };

@@ -37,21 +37,25 @@ constexpr size_t kHeader = 8;
 class PollableBuffer : public tcp::UnboundBuffer {
  public:
   using tcp::UnboundBuffer::UnboundBuffer;
-  // Takes one completed receive (its source in *rank); throws the pair's error.
-  bool TakeRecv(int* rank = nullptr) {
+  // Takes one completed receive; throws the pair's error once none is left (a
+  // message that arrived before its peer's socket closed is still delivered).
+  bool TakeRecv() {
     std::lock_guard<std::mutex> lock(m_);
+    if (recvCompletions_ > 0) {
+      --recvCompletions_;
+      return true;
+    }
     if (ex_) std::rethrow_exception(ex_);
-    if (recvCompletions_ == 0) return false;
-    --recvCompletions_;
-    if (rank) *rank = recvRank_;
-    return true;
+    return false;
   }
   bool TakeSend() {
     std::lock_guard<std::mutex> lock(m_);
+    if (sendCompletions_ > 0) {
+      --sendCompletions_;
+      return true;
+    }
     if (ex_) std::rethrow_exception(ex_);
-    if (sendCompletions_ == 0) return false;
-    --sendCompletions_;
-    return true;
+    return false;
   }
   bool Failed() {
     std::lock_guard<std::mutex> lock(m_);
@@ -93,11 +97,13 @@ class PrefixedStore : public gloo::rendezvous::Store {
 // in and where the bytes go once it has.
 struct Op {
   std::unique_ptr<PollableBuffer> buf;
+  int peer = -1;
   std::vector<char> staging;
   void* dest = nullptr;
   bool recv = false;
   bool done = false;
-  // Tests without blocking; copies a completed receive into dest.
+  // Tests without blocking; copies a completed receive into dest. Throws when the
+  // peer's connection failed.
   bool Test() {
     if (done) return true;
     done = recv ? buf->TakeRecv() : buf->TakeSend();
@@ -106,9 +112,32 @@ struct Op {
   }
 };
 
+// Peers whose connection failed, in the order seen; shared by the transport and its
+// request lists (which outlive neither, but hold it by pointer for simplicity).
+class LostPeerList {
+ public:
+  void Add(int peer) {
+    for (int p : peers_) {
+      if (p == peer) return;
+    }
+    peers_.push_back(peer);
+  }
+  bool Has(int peer) const {
+    for (int p : peers_) {
+      if (p == peer) return true;
+    }
+    return false;
+  }
+  const std::vector<int>& peers() const { return peers_; }
+
+ private:
+  std::vector<int> peers_;
+};
+
 }  // namespace
 
 struct GlooTransport::State {
+  std::shared_ptr<LostPeerList> lost = std::make_shared<LostPeerList>();
   std::shared_ptr<MeshContext> mesh;
   std::shared_ptr<tcp::Context> tcp;
   // Operations given up on before Gloo finished them: kept alive until it has (or
@@ -124,7 +153,9 @@ struct GlooTransport::State {
   int next_peer = 0;
   std::deque<Op> control_sends;  // frames in flight, each with its own bytes
   std::thread barrier;
-  std::atomic<bool> barrier_done{false};
+  // Shared with the barrier's thread, which may outlive this State (Close detaches a
+  // barrier that a departed peer will never complete).
+  std::shared_ptr<std::atomic<bool>> barrier_done = std::make_shared<std::atomic<bool>>(false);
   std::chrono::milliseconds timeout{30000};
 
   void Sweep() {
@@ -144,30 +175,41 @@ namespace {
 
 class GlooRequestList : public RequestList {
  public:
-  GlooRequestList(std::shared_ptr<tcp::Context> context, std::shared_ptr<std::list<Op>> parked)
-      : context_(std::move(context)), parked_(std::move(parked)) {}
+  GlooRequestList(std::shared_ptr<tcp::Context> context, std::shared_ptr<std::list<Op>> parked,
+                  std::shared_ptr<LostPeerList> lost)
+      : context_(std::move(context)), parked_(std::move(parked)), lost_(std::move(lost)) {}
   ~GlooRequestList() override { ParkPending(/*receives_only=*/false); }
 
   void PostReceive(void* buf, size_t bytes, int peer, int tag) override {
     Op op;
     op.recv = true;
+    op.peer = peer;
     op.dest = buf;
     op.staging.resize(bytes);
     op.buf = std::make_unique<PollableBuffer>(context_, op.staging.data(), bytes);
-    op.buf->recv(peer, DataSlot(tag), 0, bytes);
-    ops_.push_back(std::move(op));
+    Post(std::move(op), [&](PollableBuffer& b) { b.recv(peer, DataSlot(tag), 0, bytes); });
   }
 
   void PostSend(const void* buf, size_t bytes, int peer, int tag) override {
     Op op;
+    op.peer = peer;
     op.buf = std::make_unique<PollableBuffer>(context_, const_cast<void*>(buf), bytes);
-    op.buf->send(peer, DataSlot(tag), 0, bytes);
-    ops_.push_back(std::move(op));
+    Post(std::move(op), [&](PollableBuffer& b) { b.send(peer, DataSlot(tag), 0, bytes); });
   }
 
+  // A message to or from a lost peer never completes, as on MPI: the engine learns
+  // of the loss from LostPeers() and gives the reduction up.
   bool Done() override {
     bool all = true;
-    for (Op& op : ops_) all = op.Test() && all;  // Test every op: copies what arrived
+    for (Op& op : ops_) {
+      bool done = false;
+      try {
+        done = op.Test();  // every op: copies what arrived
+      } catch (const std::exception&) {
+        lost_->Add(op.peer);
+      }
+      all = done && all;
+    }
     return all;
   }
 
@@ -176,6 +218,19 @@ class GlooRequestList : public RequestList {
   void CancelReceives() override { ParkPending(/*receives_only=*/true); }
 
  private:
+  // Posts op; on a peer already lost, Gloo throws: the op then stays pending for good
+  // (its buffer was never handed to Gloo).
+  template <typename Fn>
+  void Post(Op op, Fn post) {
+    try {
+      post(*op.buf);
+    } catch (const std::exception&) {
+      lost_->Add(op.peer);
+      op.peer = -1;  // never handed to Gloo: nothing to park
+    }
+    ops_.push_back(std::move(op));
+  }
+
   void ParkPending(bool receives_only) {
     std::vector<Op> keep;
     for (Op& op : ops_) {
@@ -184,6 +239,7 @@ class GlooRequestList : public RequestList {
         keep.push_back(std::move(op));
         continue;
       }
+      if (op.peer < 0 || lost_->Has(op.peer)) continue;  // Gloo holds it no more
       op.dest = nullptr;  // a parked receive never writes to the caller's buffer
       parked_->push_back(std::move(op));
     }
@@ -192,6 +248,7 @@ class GlooRequestList : public RequestList {
 
   std::shared_ptr<tcp::Context> context_;
   std::shared_ptr<std::list<Op>> parked_;
+  std::shared_ptr<LostPeerList> lost_;
   std::vector<Op> ops_;
 };
 
@@ -258,7 +315,7 @@ void GlooTransport::PostControlReceive(int peer) {
 
 std::unique_ptr<RequestList> GlooTransport::NewRequestList() {
   state_->Sweep();
-  return std::make_unique<GlooRequestList>(state_->tcp, state_->parked);
+  return std::make_unique<GlooRequestList>(state_->tcp, state_->parked, state_->lost);
 }
 
 void GlooTransport::SendControl(int dest, int tag, std::string bytes) {
@@ -269,6 +326,7 @@ void GlooTransport::SendControl(int dest, int tag, std::string bytes) {
   bool first = true;
   while (first || offset < total) {
     Op op;
+    op.peer = dest;
     const size_t head = first ? kHeader : 0;
     const size_t n = std::min(total - offset, kControlFrame - head);
     op.staging.resize(head + n);
@@ -284,6 +342,7 @@ void GlooTransport::SendControl(int dest, int tag, std::string bytes) {
       op.buf->send(dest, kControlSlot, 0, op.staging.size());
     } catch (const std::exception&) {
       s.peer_failed[static_cast<size_t>(dest)] = 1;
+      s.lost->Add(dest);
       return;
     }
     s.control_sends.push_back(std::move(op));
@@ -302,7 +361,8 @@ bool GlooTransport::ReceiveControl(int* source, int* tag, std::string* bytes) {
     try {
       got = s.control_recv[p]->TakeRecv();
     } catch (const std::exception&) {
-      s.peer_failed[p] = 1;  // its pair failed: the engine's liveness names it
+      s.peer_failed[p] = 1;  // its pair failed: LostPeers() reports it
+      s.lost->Add(peer);
       continue;
     }
     if (!got) continue;
@@ -341,7 +401,8 @@ bool GlooTransport::FlushControl() {
     try {
       done = s.control_sends.front().Test();
     } catch (const std::exception&) {
-      done = true;  // the peer is gone; its liveness check reports it
+      s.lost->Add(s.control_sends.front().peer);  // the peer is gone
+      done = true;
     }
     if (!done) return false;
     s.control_sends.pop_front();
@@ -368,9 +429,10 @@ void GlooTransport::AllreduceMinMax(const int64_t* values, int64_t* min, int64_t
 
 void GlooTransport::StartBarrier() {
   State& s = *state_;
-  s.barrier_done = false;
+  s.barrier_done = std::make_shared<std::atomic<bool>>(false);
   auto mesh = s.mesh;
-  s.barrier = std::thread([&s, mesh] {
+  auto done = s.barrier_done;
+  s.barrier = std::thread([mesh, done] {
     try {
       gloo::BarrierOptions opts(mesh);
       opts.setTag(kBarrierTag);
@@ -380,18 +442,25 @@ void GlooTransport::StartBarrier() {
     } catch (const std::exception&) {
       // A peer is gone: there is nothing left to wait for.
     }
-    s.barrier_done = true;
+    *done = true;
   });
 }
 
-bool GlooTransport::BarrierDone() { return state_->barrier_done.load(); }
+std::vector<int> GlooTransport::LostPeers() { return state_->lost->peers(); }
+
+bool GlooTransport::BarrierDone() { return state_->barrier_done->load(); }
 
 void GlooTransport::Close() {
   if (!state_) return;
   State& s = *state_;
   if (s.barrier.joinable()) {
-    if (!s.barrier_done && s.mesh) s.mesh->closeConnections();  // ends a stuck barrier
-    s.barrier.join();
+    // A barrier the engine gave up on (a peer left without it) cannot be interrupted:
+    // its thread keeps the Gloo context alive and ends with the process.
+    if (s.barrier_done->load()) {
+      s.barrier.join();
+    } else {
+      s.barrier.detach();
+    }
   }
   s.control_sends.clear();
   s.control_recv.clear();

@@ -20,8 +20,9 @@
 //    Gloo is done with them: destroying a buffer Gloo still refers to wedges the pair.
 //  * Completion is tested without blocking (PollableBuffer): Gloo's own waits throw,
 //    and close every pair, when they time out.
-//  * A peer's failure (its socket closed) fails every pending operation with it:
-//    Done() throws, as MPI's tests do.
+//  * A peer's failure (its socket closed) is reported by LostPeers(); operations with
+//    it never complete (as on MPI, where the engine gives them up), and sends to it
+//    are dropped.
 #pragma once
 
 #include <chrono>
@@ -75,6 +76,7 @@ class GlooTransport : public Transport {
   void StartBarrier() override;
   bool BarrierDone() override;
   void Close() override;
+  std::vector<int> LostPeers() override;
 
   struct State;  // Gloo objects, kept out of this header
 

@@ -17,6 +17,11 @@ std::string PeerRoster::MissingPeer(int stream_id, const std::string& name, int6
     auto last = d->second.find(stream_id);
     const int64_t last_round = last == d->second.end() ? -1 : last->second;
     if (round <= last_round) continue;  // it joined that round before leaving
+    if (lost(m)) {
+      return "rank " + std::to_string(m) + " was lost: its connection closed (the " +
+             "process or its host is gone), and round " + std::to_string(round) +
+             " of stream '" + NameForMessage(name) + "' needs it";
+    }
     std::string text = "rank " + std::to_string(m) +
                        " left without join(): its engine shut down after ";
     text += last_round < 0 ? std::string("never joining stream '") + NameForMessage(name) + "'"

@@ -29,8 +29,15 @@ class PeerRoster {
   // last_round: stream id -> the last round of it the rank joined.
   void MarkDeparted(int rank, std::map<int, int64_t> last_round);
   bool departed(int rank) const { return departed_.count(rank) > 0; }
-  // "called join()" / "left without join()", or empty for an active rank.
+  // Departed without a goodbye: the transport saw its connection fail.
+  void MarkLost(int rank) {
+    lost_.insert(rank);
+    departed_[rank];
+  }
+  bool lost(int rank) const { return lost_.count(rank) > 0; }
+  // "called join()" / "left without join()" / "was lost", or empty for an active rank.
   std::string WhyAbsent(int rank) const {
+    if (lost(rank)) return "was lost";
     if (departed(rank)) return "left without join()";
     if (joined(rank)) return "called join()";
     return "";
@@ -42,6 +49,7 @@ class PeerRoster {
 
  private:
   std::set<int> joined_;
+  std::set<int> lost_;
   std::map<int, std::map<int, int64_t>> departed_;
 };
 

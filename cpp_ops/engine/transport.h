@@ -1,6 +1,7 @@
 // Transport: the engine's only way to reach other ranks. The engine and its
 // reductions see ranks, byte buffers and tags; which library moves the bytes is
-// behind this seam. MpiTransport (mpi_transport.h) is the implementation today.
+// behind this seam: MpiTransport (mpi_transport.h) under mpirun, GlooTransport
+// (gloo_transport.h) under horovodrun --gloo.
 //
 // Two planes, each with its own tag space:
 //  * data: tagged point-to-point messages into buffers the caller owns, posted
@@ -71,6 +72,11 @@ class Transport {
   virtual bool BarrierDone() = 0;
   // Releases the transport's resources, after the barrier. Idempotent.
   virtual void Close() = 0;
+  // Peers whose connection this transport saw fail (Gloo: the socket closed, so the
+  // process or its host is gone), in the order they failed. MPI cannot tell: none.
+  // A data message to or from a lost peer never completes (as on MPI); the engine
+  // fails the rounds that need it.
+  virtual std::vector<int> LostPeers() { return {}; }
 };
 
 }  // namespace wagma

@@ -10,7 +10,7 @@ import inspect
 import itertools
 import os
 
-from horovod_wagma.common import engine_lib, gloo_rendezvous
+from horovod_wagma.common import engine_lib, gloo_rendezvous, membership
 from horovod_wagma.common.config import WagmaConfig, validate_name
 from horovod_wagma.common.errors import WagmaError
 from horovod_wagma.common.schedule import groups
@@ -39,8 +39,9 @@ class WagmaBasics:
         left out of the average (never waited for).
 
         Every phase's groups for the default ``group_size`` are registered as static
-        Horovod process sets when this call initialises Horovod, or dynamically when
-        Horovod already runs with dynamic process sets; see ``group_process_set``.
+        Horovod process sets when this call initialises Horovod on MPI, or dynamically
+        when Horovod runs with dynamic process sets (on MPI or Gloo); see
+        ``group_process_set``.
         """
         self.config = WagmaConfig(group_size, sync_period, averaging, wait_avoiding,
                                   global_rounds, max_staleness)
@@ -57,12 +58,16 @@ class WagmaBasics:
         if not hvd.is_initialized():
             dynamic = isinstance(process_sets, str) and process_sets.lower() == "dynamic"
             user_sets = [] if process_sets is None or dynamic else list(process_sets)
-            if on_gloo:
-                # No MPI here: the groups are registered by their rank lists.
-                ours = [] if dynamic else self._new_group_sets(
-                    int(os.environ["HOROVOD_SIZE"]), int(os.environ["HOROVOD_RANK"]),
-                    user_sets)
-                hvd.init(process_sets="dynamic" if dynamic else user_sets + ours)
+            if membership.elastic():
+                # Ranks and size change on every reset, and Horovod's reset registers
+                # no process sets: the groups are not registered.
+                hvd.init(process_sets="dynamic" if dynamic else user_sets)
+            elif on_gloo:
+                # The groups are not registered: on Gloo, Horovod negotiates every
+                # process set in every cycle, and the groups' sets made each of its
+                # collectives 5-14x slower (3 ranks: barrier 11 -> 152 ms, allreduce
+                # 7 -> 22 ms). group_process_set() needs dynamic process sets there.
+                hvd.init(process_sets="dynamic" if dynamic else user_sets)
             else:
                 from mpi4py import MPI  # initialises MPI with MPI_THREAD_MULTIPLE
                 ours = [] if dynamic else self._new_group_sets(
@@ -156,7 +161,9 @@ class WagmaBasics:
         if hvd.mpi_enabled():
             engine_lib.start()
         elif hvd.gloo_enabled():
-            engine_lib.start_gloo(**gloo_rendezvous.engine_spec(hvd.rank(), hvd.size()))
+            prefix = membership.MEMBERSHIP.agree(hvd) if membership.elastic() else None
+            engine_lib.start_gloo(**gloo_rendezvous.engine_spec(hvd.rank(), hvd.size(),
+                                                                prefix))
         else:
             raise WagmaError("horovod_wagma needs Horovod to run with MPI or Gloo: launch "
                              "with horovodrun (--gloo or --mpi) or mpirun")
@@ -166,6 +173,13 @@ class WagmaBasics:
             atexit.register(engine_lib.shutdown_at_exit)
             self._atexit_registered = True
         self._size = hvd.size()
+
+    def restart(self):
+        """Horovod elastic, after Horovod's reset: ends the engine of the old member set
+        at once; the next ``ensure_started`` starts one over the new member set."""
+        engine_lib.replace()
+        self._size = None
+        self._group_sets.clear()
 
     def stream_config(self, process_set=None, **knobs):
         """Validated per-call configuration; starts the engine if needed.

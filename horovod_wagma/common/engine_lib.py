@@ -104,6 +104,12 @@ def start_gloo(rank, size, hostname, iface, prefix, timeout_s, store):
         raise WagmaError(err.value.decode(errors="replace"))
 
 
+def replace():
+    """Horovod elastic: ends the engine at once and installs a fresh one, to be started
+    over the new member set."""
+    lib().wagma_replace()
+
+
 def started():
     return bool(lib().wagma_started())
 
@@ -179,7 +185,7 @@ _SLICE_MS = 100
 def wait(handle):
     """Waits (ctypes releases the GIL) and raises WagmaError on failure; returns the
     round that served the call."""
-    from horovod_wagma.common.errors import WagmaError
+    from horovod_wagma.common.errors import engine_error
     err = ctypes.create_string_buffer(_ERR_LEN)
     served = ctypes.c_int64(-1)
     while True:
@@ -188,7 +194,7 @@ def wait(handle):
         if state == 1:
             return served.value
         if state < 0:
-            raise WagmaError(err.value.decode(errors="replace"))
+            raise engine_error(err.value.decode(errors="replace"))
 
 
 def join_start():

@@ -53,12 +53,14 @@ class LauncherStore:
                 delay = min(delay * 2, 0.1)
 
 
-def engine_spec(rank, size):
-    """What the engine's Gloo start needs, from horovodrun's environment."""
+def engine_spec(rank, size, prefix=None):
+    """What the engine's Gloo start needs, from horovodrun's environment. ``prefix``
+    names this member set in the store (Horovod elastic: one per generation)."""
     timeout_s = float(os.environ.get("HOROVOD_GLOO_TIMEOUT_SECONDS", "30"))
     return dict(rank=rank, size=size,
                 hostname=os.environ.get("HOROVOD_HOSTNAME", "localhost"),
                 iface=os.environ.get("HOROVOD_GLOO_IFACE", ""),
-                # One prefix per job: horovodrun's server lives as long as the job.
-                prefix=f"job.{size}.",
+                # One prefix per job (horovodrun's server lives as long as the job),
+                # or per member set under Horovod elastic.
+                prefix=prefix or f"job.{size}.",
                 timeout_s=timeout_s, store=LauncherStore(timeout_s))

@@ -11,7 +11,7 @@ import torch
 
 from horovod_wagma.common.basics import WagmaBasics
 from horovod_wagma.common.config import call_knobs
-from horovod_wagma.common.errors import WagmaError
+from horovod_wagma.common.errors import WagmaError, engine_error
 from horovod_wagma.common.stats import stream_stats
 from horovod_wagma.torch import _torch_ops
 
@@ -52,7 +52,7 @@ class GroupAllreduceHandle:
             try:
                 self.round = _torch_ops.wait(self._id)
             except RuntimeError as e:
-                self._error = WagmaError(str(e))
+                self._error = engine_error(str(e))
                 if self._cuda is not None:
                     self._cuda.abandon()
             else:

@@ -49,6 +49,7 @@ class _WagmaTorchMixin:
         self._qgm = QuasiGlobalMomentum(self) \
             if self._state_averaging == "quasi_global" else None
         self._round = 0  # this rank's own steps
+        self._round_base = 0  # steps taken before the engine (re)started
         self._served = -1  # the round that served the last step
         self._model_buffers = None  # built at the first step, once state exists
         self._sync_buffers = None
@@ -95,7 +96,9 @@ class _WagmaTorchMixin:
         """Averages the model; returns whether this step runs global-round duties."""
         if self._model_buffers is None:
             self._build()
-        core, step = self._core, self._round
+        # Rounds are numbered from the engine's start: under Horovod elastic it restarts
+        # for each member set while the step count goes on (rebase_rounds).
+        core, step = self._core, self._round - self._round_base
         self._round += 1
         pending = []
         for i, fb in enumerate(self._model_buffers):
@@ -145,6 +148,12 @@ class _WagmaTorchMixin:
         last, self._round = self._core.join(self._round, lambda steps, name: int(
             _hvd.allreduce(torch.tensor(steps), op=_hvd.Max, name=name)))
         return last
+
+    def rebase_rounds(self):
+        """Horovod elastic: the engine restarted over a new member set, whose rounds
+        start at 0 again; this rank's step count goes on (WagmaState.reset)."""
+        self._round_base = self._round
+        self._served = -1
 
     def wagma_status(self):
         """A read-only WagmaStatus: stream prefix, tau, global-round mode, this rank's

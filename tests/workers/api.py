@@ -3,15 +3,15 @@ import time
 
 import numpy as np
 import torch
-from mpi4py import MPI
 
 from common import emit, initial_value
+from world import world
 from reference import gossip_trajectory
 
 import horovod_wagma.torch as hvd
 
 hvd.init(group_size=2, sync_period=4)
-comm = MPI.COMM_WORLD
+comm = world()
 rank, size = hvd.rank(), hvd.size()
 phases = hvd.groups(size, 2)
 out = {}

@@ -4,10 +4,11 @@ fails on every rank with an error naming the setting."""
 import os
 import sys
 
+from world import launch_rank
 from common import capture, emit
 
 mode = sys.argv[1]  # "differ" or "malformed"
-rank = int(os.environ["OMPI_COMM_WORLD_RANK"])
+rank = launch_rank()
 if rank == 0:
     os.environ["HOROVOD_WAGMA_FRAGMENT_BYTES"] = "4096" if mode == "differ" else "64k"
 

@@ -37,14 +37,14 @@ from hypothesis import strategies as st
 
 import frameworks as fw
 from common import emit
+from world import world
 
 hvd = fw.hvd
 FRAMEWORK = fw.NAME
 DEFAULT_GROUP_SIZE, DEFAULT_SYNC_PERIOD = 2, 4
 hvd.init(group_size=DEFAULT_GROUP_SIZE, sync_period=DEFAULT_SYNC_PERIOD)
-from mpi4py import MPI  # noqa: E402  (hvd.init initialises MPI with threads)
 
-COMM = MPI.COMM_WORLD
+COMM = world()
 rank, size = hvd.rank(), hvd.size()
 MAX_EXAMPLES = int(sys.argv[1]) if len(sys.argv) > 1 else 250
 MAX_INT32 = 2**31 - 1

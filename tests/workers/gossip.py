@@ -11,10 +11,10 @@ import itertools
 import time
 
 import numpy as np
-from mpi4py import MPI
 
 import frameworks as fw
 from common import emit, initial_value
+from world import world
 from reference import gossip_trajectory
 
 from horovod_wagma.common import engine_lib
@@ -49,7 +49,7 @@ def run_config(comm, rank, size, S, tau, dtype, wa, averaging, n, global_rounds=
 
 def main():
     hvd.init()
-    comm = MPI.COMM_WORLD
+    comm = world()
     rank, size = hvd.rank(), hvd.size()
     errors = {}
     configs = list(itertools.product([2, 3, 4], [1, 3, 10], DTYPES, [True, False]))

@@ -10,13 +10,13 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import horovod_wagma.keras as hvd  # noqa: E402  (before TensorFlow: Keras 2)
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
-from mpi4py import MPI  # noqa: E402
 
 from common import run_scenarios  # noqa: E402
+from world import world  # noqa: E402
 
 hvd.init()
 rank, size = hvd.rank(), hvd.size()
-comm = MPI.COMM_WORLD
+comm = world()
 
 
 def all_equal(variables):

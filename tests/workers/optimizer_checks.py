@@ -7,9 +7,9 @@ import warnings
 
 import torch
 import torch.nn.functional as F
-from mpi4py import MPI
 
 from common import emit, run_scenarios
+from world import world
 from small_models import Net
 
 import horovod.torch as hvd
@@ -25,7 +25,7 @@ if sys.argv[1:] == ["process_set"]:
 else:
     hvd.init()
 rank, size = hvd.rank(), hvd.size()
-comm = MPI.COMM_WORLD
+comm = world()
 
 
 # The scenarios below test blocking global rounds (models bit-identical there) and the

@@ -2,9 +2,9 @@
 each averaging only among its own ranks."""
 import numpy as np
 import torch
-from mpi4py import MPI
 
 from common import emit, initial_value
+from world import world
 from reference import gossip_trajectory
 
 import horovod_wagma.torch as hvd
@@ -22,7 +22,7 @@ err = 0.0
 for r in range(9):
     x = hvd.group_allreduce(x, name="w", group_size=2, sync_period=4, process_set=mine)
     err = max(err, float(np.abs(x.numpy() - expected[r][members.index(rank)]).max()))
-    MPI.COMM_WORLD.Barrier()
+    world().Barrier()
 # Wait-avoiding global rounds over the process set: the same exact trajectory, each
 # call served by its own round (lockstep), the set's global rounds over its 3 ranks.
 x = torch.from_numpy(x0[members.index(rank)].copy())
@@ -33,7 +33,7 @@ for r in range(9):
     x = hvd.synchronize(h)
     served.append(h.round)
     err_wa = max(err_wa, float(np.abs(x.numpy() - expected[r][members.index(rank)]).max()))
-    MPI.COMM_WORLD.Barrier()
+    world().Barrier()
 out = {"max_err": err, "max_err_wa": err_wa, "served_wa": served}
 try:
     hvd.group_allreduce(torch.ones(2), name="outsider", process_set=evens)

@@ -1,0 +1,78 @@
+"""A user's elastic training script with WAGMA: Horovod's ``hvd.elastic.run`` and a
+``WagmaState`` in place of ``TorchState``, a metric allreduce every 10 steps and a
+commit every 5.
+
+Each process appends JSON lines to $WAGMA_TEST_RESULTS/<host>-<pid>.jsonl:
+  {"kind": "step", "t", "step", "rank", "size"}          every step
+  {"kind": "sync", "t", "rank", "size", "survivor", "before", "after"}
+                                                         each sync(): the model before
+                                                         and after (flattened)
+  {"kind": "done", "rank", "size", "step", "stats"}      at the end
+argv: total steps, seconds of sleep per step.
+"""
+import json
+import os
+import sys
+import time
+
+import torch
+
+import horovod.torch as hvd
+import horovod_wagma.torch as wagma
+from horovod_wagma.common import membership
+from horovod_wagma.torch.elastic import WagmaState
+
+TOTAL = int(sys.argv[1])
+STEP_S = float(sys.argv[2])
+LOG = os.path.join(os.environ["WAGMA_TEST_RESULTS"],
+                   f"{os.environ.get('HOROVOD_HOSTNAME', 'localhost')}-{os.getpid()}.jsonl")
+
+
+def log(**record):
+    with open(LOG, "a") as f:
+        f.write(json.dumps(dict(record, t=time.time())) + "\n")
+
+
+def flat(model):
+    return torch.cat([p.data.reshape(-1) for p in model.parameters()]).tolist()
+
+
+class LoggedState(WagmaState):
+    def sync(self):
+        before = flat(self.model)
+        super().sync()
+        log(kind="sync", rank=hvd.rank(), size=hvd.size(), before=before,
+            after=flat(self.model), survivor=membership.MEMBERSHIP.was_survivor)
+
+
+wagma.init()
+torch.manual_seed(hvd.rank())
+model = torch.nn.Linear(4, 1)
+opt = wagma.DistributedWagmaOptimizer(torch.optim.SGD(model.parameters(), lr=0.05),
+                                      named_parameters=model.named_parameters())
+state = LoggedState(model, opt, step=0)
+gen = torch.Generator().manual_seed(1000 + os.getpid())
+w_true = torch.tensor([[1.0, -2.0, 0.5, 3.0]])
+
+
+@hvd.elastic.run
+def train(state):
+    while state.step < TOTAL:
+        time.sleep(STEP_S)
+        x = torch.randn(16, 4, generator=gen)
+        y = x @ w_true.t()
+        opt.zero_grad()
+        torch.nn.functional.mse_loss(model(x), y).backward()
+        opt.step()
+        state.step += 1
+        log(kind="step", step=state.step, rank=hvd.rank(), size=hvd.size())
+        if state.step % 10 == 0:
+            hvd.allreduce(torch.tensor([float(state.step)]), name="metric")
+        if state.step % 5 == 0:
+            state.commit()
+
+
+train(state)
+opt.join()
+log(kind="done", rank=hvd.rank(), size=hvd.size(), step=state.step,
+    stats=wagma.stats(), changes=membership.MEMBERSHIP.changes)
