@@ -38,6 +38,8 @@ def pytest_addoption(parser):
     parser.addoption("--transports", default=",".join(TRANSPORTS),
                      help="comma-separated engine transports that `ranks` modules run "
                           "over (mpi, gloo)")
+    parser.addoption("--gloo-heavy", action="store_true",
+                     help="also run the launches marked gloo_heavy on Gloo")
 
 
 def pytest_generate_tests(metafunc):
@@ -50,6 +52,20 @@ def pytest_generate_tests(metafunc):
     if metafunc.definition.get_closest_marker("mpi_only") is not None:
         chosen = [t for t in chosen if t == "mpi"]
     metafunc.parametrize("transport", chosen, indirect=True, scope="module")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Without --gloo-heavy, the Gloo runs of gloo_heavy launches are deselected."""
+    if config.getoption("--gloo-heavy"):
+        return
+    keep, drop = [], []
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        heavy = item.get_closest_marker("gloo_heavy") is not None
+        (drop if heavy and params.get("transport") == "gloo" else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -21,6 +21,7 @@ from conftest import WORKERS
 
 pytestmark = pytest.mark.slow
 
+GLOO_TIMEOUT_S = 5
 HOROVODRUN = os.path.join(os.path.dirname(sys.executable), "horovodrun")
 
 
@@ -45,9 +46,15 @@ class ElasticJob:
         script.chmod(0o755)
         cmd = [HOROVODRUN, "-np", str(np_), "--min-np", str(min_np), "--max-np",
                str(max_np), "--host-discovery-script", str(script),
+               # Without it horovodrun waits for two hosts to find common interfaces.
+               "--network-interface", "lo",
                sys.executable, os.path.join(WORKERS, "elastic_train.py"), str(steps),
                str(step_s)]
-        env = dict(os.environ, WAGMA_TEST_RESULTS=self.results, PYTHONUNBUFFERED="1")
+        # Horovod's own shutdown waits for its background loop, which can sit in a Gloo
+        # collective with a survivor that already left it until this timeout (30 s by
+        # default: measured 30 s before the survivors' first step on the new set).
+        env = dict(os.environ, WAGMA_TEST_RESULTS=self.results, PYTHONUNBUFFERED="1",
+                   HOROVOD_GLOO_TIMEOUT_SECONDS=str(GLOO_TIMEOUT_S))
         self.proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, text=True,
                                      start_new_session=True)

@@ -20,9 +20,12 @@ pytestmark = [pytest.mark.ranks, pytest.mark.slow]
 # "cut" cuts every message above 999 bytes into fragments (MessageCut; by default only
 # messages to other nodes are cut, and this machine is one node): fragments that
 # split elements, and a last short one, must reassemble exactly.
-CASES = ([("torch", P, "engine") for P in (2, 3, 4, 6, 8)]
+# gloo_heavy: 45-70 s each on Gloo; make test runs them on MPI only.
+HEAVY = pytest.mark.gloo_heavy
+CASES = ([("torch", P, "engine") for P in (2, 3, 4)]
+         + [pytest.param("torch", P, "engine", marks=HEAVY) for P in (6, 8)]
          + [pytest.param("tensorflow", 3, "engine", marks=pytest.mark.tf),
-            ("torch", 6, "caller"), ("torch", 6, "cut")])
+            pytest.param("torch", 6, "caller", marks=HEAVY), ("torch", 6, "cut")])
 
 
 @pytest.mark.parametrize("framework,P,progress", CASES)

@@ -52,8 +52,12 @@ def midrun():
     return launch
 
 
-@pytest.mark.parametrize("np_,pattern", [(4, "random"), (8, "random"),
-                                         (4, "persistent"), (8, "persistent")])
+HEAVY = pytest.mark.gloo_heavy  # 8-rank launches: 200-230 s each on Gloo
+
+
+@pytest.mark.parametrize("np_,pattern", [(4, "random"), pytest.param(8, "random", marks=HEAVY),
+                                         (4, "persistent"),
+                                         pytest.param(8, "persistent", marks=HEAVY)])
 def test_horovod_collectives_mid_run_finish(midrun, np_, pattern):
     steps = STEPS
     run = midrun(np_, pattern)

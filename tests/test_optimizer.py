@@ -87,7 +87,7 @@ def test_wait_avoiding_global_rounds_lockstep_equals_blocking(checks):
 
 
 def test_wait_avoiding_global_rounds_straggler_and_join(checks):
-    """A 4x slower rank with a quarter of the steps: it skips rounds (its step counter
+    """An 8x slower rank with a quarter of the steps: it skips rounds (its step counter
     still counts its own steps), global-round duties follow the served rounds, and
     join() ends every rank although their step counts differ 4x."""
     results = checks.results("wa_straggler_join")

@@ -45,7 +45,7 @@ class Membership:
         added = [r for r, i in enumerate(infos) if i["generation"] != previous_gen]
         self.generation = previous_gen + 1
         self.members = current
-        if previous_gen > 0:
+        if previous_gen > 0 and (lost or added):
             self.changes.append({"time": time.time(), "generation": self.generation,
                                  "size": len(current), "rank": hvd.rank(),
                                  "lost": lost, "added": added})

@@ -5,12 +5,14 @@ import numpy as np
 import torch
 
 from common import emit, initial_value
-from world import world
+from world import on_gloo, world
 from reference import gossip_trajectory
 
 import horovod_wagma.torch as hvd
 
-hvd.init(group_size=2, sync_period=4)
+# On Gloo init() registers the groups' process sets only when they are dynamic
+# (basics.py says why); group_process_set() is tested below.
+hvd.init(group_size=2, sync_period=4, process_sets="dynamic" if on_gloo() else None)
 comm = world()
 rank, size = hvd.rank(), hvd.size()
 phases = hvd.groups(size, 2)
