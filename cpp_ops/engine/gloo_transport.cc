@@ -37,29 +37,24 @@ constexpr size_t kHeader = 8;
 class PollableBuffer : public tcp::UnboundBuffer {
  public:
   using tcp::UnboundBuffer::UnboundBuffer;
-  // Takes one completed receive; throws the pair's error once none is left (a
+  // Takes one completed receive (send); throws the pair's error once none is left (a
   // message that arrived before its peer's socket closed is still delivered).
-  bool TakeRecv() {
-    std::lock_guard<std::mutex> lock(m_);
-    if (recvCompletions_ > 0) {
-      --recvCompletions_;
-      return true;
-    }
-    if (ex_) std::rethrow_exception(ex_);
-    return false;
-  }
-  bool TakeSend() {
-    std::lock_guard<std::mutex> lock(m_);
-    if (sendCompletions_ > 0) {
-      --sendCompletions_;
-      return true;
-    }
-    if (ex_) std::rethrow_exception(ex_);
-    return false;
-  }
+  bool TakeRecv() { return Take(&recvCompletions_); }
+  bool TakeSend() { return Take(&sendCompletions_); }
   bool Failed() {
     std::lock_guard<std::mutex> lock(m_);
     return ex_ != nullptr;
+  }
+
+ private:
+  bool Take(int* completions) {
+    std::lock_guard<std::mutex> lock(m_);
+    if (*completions > 0) {
+      --*completions;
+      return true;
+    }
+    if (ex_) std::rethrow_exception(ex_);
+    return false;
   }
 };
 
