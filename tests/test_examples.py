@@ -19,7 +19,7 @@ def run_example(script, optimizer, out, *args, timeout=400):
     cmd = ["mpirun", "-np", "4", "--oversubscribe", sys.executable,
            os.path.join(ROOT, "examples", script), "--optimizer", optimizer,
            "--straggle", "0.02", "--json", str(out)] + list(args)
-    LAUNCHES["mpirun"] += 1
+    LAUNCHES["mpi"] += 1
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
                           env=dict(os.environ, **MPI_ENV))
     assert proc.returncode == 0, proc.stderr[-4000:]
