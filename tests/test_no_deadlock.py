@@ -52,7 +52,9 @@ def midrun():
     return launch
 
 
-HEAVY = pytest.mark.gloo_heavy  # 8-rank launches: 200-230 s each on Gloo
+# 8-rank launches: 155-230 s each on Gloo, where one of two runs failed (Horovod shut
+# itself down mid-run; cause not yet found): MPI only in make test.
+HEAVY = pytest.mark.gloo_heavy
 
 
 @pytest.mark.parametrize("np_,pattern", [(4, "random"), pytest.param(8, "random", marks=HEAVY),
