@@ -10,7 +10,7 @@ export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 export OMPI_MCA_mpi_yield_when_idle := 1
 
-.PHONY: install test engine-unit-test multihost demo demo-op bench bench-kernel clean
+.PHONY: install test test-unstable engine-unit-test multihost demo demo-op bench bench-kernel clean
 
 install: $(STAMP)
 
@@ -19,7 +19,11 @@ $(STAMP): $(INSTALL_INPUTS)
 	touch $(STAMP)
 
 test: install engine-unit-test
-	$(PY) -m pytest -v --durations=30 tests lab/tests
+	$(PY) -m pytest -v --durations=30 -m "not unstable" tests lab/tests
+
+# Tests seen to fail intermittently (pytest.ini: unstable), kept out of make test.
+test-unstable: install
+	$(PY) -m pytest -v -m unstable tests
 
 # The engine's round rules (docs/design.md, section 2) without MPI: plain g++, the
 # policy's own sources only.

@@ -106,6 +106,10 @@ def check_steps_never_go_back(logs):
         assert steps == sorted(steps) and len(set(steps)) == len(steps), (who, steps)
 
 
+# Passed twice (31 s in the fresh-clone run), hung once on 2026-11-26: the survivors
+# named the lost rank and reset, then the job did not end within 240 s (their output
+# after the reset was not captured). Under investigation: `make test-unstable`.
+@pytest.mark.unstable
 def test_host_killed_survivors_go_on_without_rollback(tmp_path):
     job = ElasticJob(tmp_path, "localhost:2\n127.0.0.1:2\n", np_=4, min_np=2, max_np=4,
                      steps=200, step_s=0.05)
