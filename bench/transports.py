@@ -15,6 +15,7 @@ namespaces, TCP between hosts; root only) instead of one host.
 
     python bench/transports.py [--np 8] [--trials 5] [--hosts 0] [--json PATH]
 """
+import argparse
 import json
 import os
 import statistics
@@ -82,7 +83,7 @@ def launch_command(transport, args, cluster):
 
 
 def one_run(transport, args, cluster):
-    out = tempfile.mktemp(prefix="wagma_transport_", suffix=".json")
+    out = os.path.join(tempfile.mkdtemp(prefix="wagma_transport_"), "rate.json")
     env = dict(os.environ, **harness.MPIRUN_ENV, WAGMA_BENCH_OUT=out, PYTHONUNBUFFERED="1")
     if cluster is not None:
         env = cluster.env(env)
@@ -129,7 +130,7 @@ def main():
     p.add_argument("--hosts", type=int, default=0,
                    help="emulated hosts of 2 ranks each (0: this host, --np ranks)")
     p.add_argument("--json", default=None)
-    p.add_argument("--rank", action="store_true", help=argparse_hidden())
+    p.add_argument("--rank", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.rank:
         run_rank(args)
@@ -149,11 +150,6 @@ def main():
     if args.json:
         harness.write_json(args.json, dict(where=where, args=vars(args), rates=rates,
                                            ratios=ratios), indent=1)
-
-
-def argparse_hidden():
-    import argparse
-    return argparse.SUPPRESS
 
 
 if __name__ == "__main__":

@@ -27,6 +27,8 @@ def lib():
         # RTLD_GLOBAL: framework extensions resolve the same engine symbols.
         _lib = ctypes.CDLL(_LIB_PATH, mode=ctypes.RTLD_GLOBAL)
         _lib.wagma_start.argtypes = [ctypes.c_char_p, ctypes.c_int]
+        _lib.wagma_start_gloo.argtypes = [ctypes.POINTER(GlooSpec), ctypes.c_char_p,
+                                          ctypes.c_int]
         _lib.wagma_schedule.argtypes = [ctypes.c_int, ctypes.c_int,
                                         ctypes.POINTER(ctypes.c_int), ctypes.c_int,
                                         ctypes.c_char_p, ctypes.c_int]
@@ -53,15 +55,15 @@ def start():
         raise WagmaError(err.value.decode(errors="replace"))
 
 
+_KV_SET = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_int64)
+_KV_GET = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_int64)
+
+
 class GlooSpec(ctypes.Structure):
     """wagma_gloo_spec (cpp_ops/engine/c_api.h)."""
     _fields_ = [("rank", ctypes.c_int), ("size", ctypes.c_int), ("hostname", ctypes.c_char_p),
                 ("iface", ctypes.c_char_p), ("prefix", ctypes.c_char_p),
-                ("timeout_s", ctypes.c_double),
-                ("set", ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p,
-                                         ctypes.c_int64)),
-                ("get", ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_char_p, ctypes.c_void_p,
-                                         ctypes.c_int64))]
+                ("timeout_s", ctypes.c_double), ("set", _KV_SET), ("get", _KV_GET)]
 
 
 def start_gloo(rank, size, hostname, iface, prefix, timeout_s, store):
@@ -94,12 +96,9 @@ def start_gloo(rank, size, hostname, iface, prefix, timeout_s, store):
             sys.stderr.write(f"[horovod_wagma] rendezvous store: {e}\n")
             return -1
 
-    set_fn = GlooSpec._fields_[6][1](kv_set)
-    get_fn = GlooSpec._fields_[7][1](kv_get)
     spec = GlooSpec(rank, size, hostname.encode(), iface.encode(), prefix.encode(),
-                    float(timeout_s), set_fn, get_fn)
+                    float(timeout_s), _KV_SET(kv_set), _KV_GET(kv_get))
     err = ctypes.create_string_buffer(_ERR_LEN)
-    lib().wagma_start_gloo.argtypes = [ctypes.POINTER(GlooSpec), ctypes.c_char_p, ctypes.c_int]
     if lib().wagma_start_gloo(ctypes.byref(spec), err, _ERR_LEN) != 0:
         raise WagmaError(err.value.decode(errors="replace"))
 
