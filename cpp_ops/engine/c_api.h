@@ -2,6 +2,7 @@
 // Every function that can fail returns an error text through (err, errlen).
 #pragma once
 
+#include <cstdint>
 #include <stdint.h>
 
 #ifdef __cplusplus

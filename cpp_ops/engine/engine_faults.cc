@@ -2,6 +2,7 @@
 // data) or leave (shut down without join), stalled rounds, and mid-run mismatches.
 // Every case ends in an error naming the rank, or in the peer being served, never in
 // a silent wait.
+#include <stdexcept>
 #include <algorithm>
 #include <cstdio>
 #include <cstdint>

@@ -9,6 +9,7 @@
 // and the application's use MPI too.
 #pragma once
 
+#include <cstdint>
 #include <mpi.h>
 
 #include <deque>
