@@ -70,9 +70,17 @@ def test_horovod_collectives_mid_run_finish(midrun, np_, pattern):
             expected = steps + (rank * 10 if "join" in name else 0)
             assert sc["steps"] == expected, (name, rank)
             assert sc["collectives"] > 0, (name, rank)
-    # Horovod's join and WAGMA's: the last rank to join is the one with the most steps.
+    # Horovod's join and WAGMA's: every rank gets the same answer, the rank that called
+    # join last. Not always the one with the most steps: under random imbalance on 8
+    # ranks rank 6 once joined after rank 7 (CI, stop 30). Calls closer than 50 ms are
+    # a tie (Horovod's coordinator sees arrivals per 5 ms cycle, and clocks are read
+    # before the call).
     for name in ("join:10", "wjoin:10"):
-        assert {sc["last_joined"] for sc in scenarios[name].values()} == {np_ - 1}, name
+        lasts = {sc["last_joined"] for sc in scenarios[name].values()}
+        assert len(lasts) == 1, (name, lasts)
+        joined_at = {rank: sc["joined_at"] for rank, sc in scenarios[name].items()}
+        (last,) = lasts
+        assert joined_at[last] >= max(joined_at.values()) - 0.05, (name, last, joined_at)
     # The ranks drifted apart by more than max_staleness rounds where the collectives
     # are sparse: the runs exercised the case that used to wait for an app. Ranks whose
     # apps waited in the allreduce while a lagging rank ran on held values old in

@@ -114,6 +114,7 @@ def run(index, scenario):
             assert abs(float(total) - size * float(flat.sum())) < 1e-3 * (1 + abs(float(total)))
             collectives += 1
         collective_s += time.monotonic() - t0
+    joined_at = time.time()  # wall clock: compared across the ranks of one host
     if kind == "join":
         last = hvd_plain.join()
         collectives += 1
@@ -126,6 +127,7 @@ def run(index, scenario):
     print(f"rank {rank}: {scenario} done ({my_steps} steps)", flush=True)
     return dict(scenario=scenario, steps=my_steps, collectives=collectives,
                 collective_s=collective_s, step_wait_s=step_wait_s, last_joined=last,
+                joined_at=joined_at,
                 stream=stats, early_activations=engine_lib.stats()["early_activations"])
 
 
