@@ -151,6 +151,7 @@ std::string Engine::Wait(int64_t handle) {
 int Engine::JoinWait(int64_t timeout_us, std::string* error) {
   return join_slot_.Wait(timeout_us, error, [this]() -> std::string {
     if (!started_ || shutdown_requested_) return "the WAGMA engine is not running: call init() first";
+    if (failed_) return failure_;  // its loop has ended: nobody would serve the join
     EngineRequest req;
     req.kind = EngineRequest::Kind::kJoin;
     requests_.Push(std::move(req));
@@ -200,10 +201,13 @@ bool Engine::ProgressOnce() {
 }
 
 void Engine::FailEngine(const std::exception& e) {
+  if (failed_) return;  // callers hold loop_mu_ and checked; the message is set once
   std::fprintf(stderr, "[horovod_wagma rank %d] engine error: %s\n", rank_, e.what());
+  failure_ = std::string("WAGMA engine error: ") + e.what();
   failed_ = true;
-  handles_.FailAll(std::string("WAGMA engine error: ") + e.what());
-  join_slot_.Finish(-1, std::string("WAGMA engine error: ") + e.what());
+  // Requests enqueued from now on fail at once: no loop will take them.
+  handles_.Close(failure_);
+  join_slot_.Finish(-1, failure_);
 }
 
 void Engine::Loop() {
@@ -243,7 +247,7 @@ void Engine::Loop() {
     requests_.WaitFor(std::chrono::microseconds(pause.sleep_us),
                       [this] { return shutdown_requested_.load(); });
   }
-  handles_.FailAll("the WAGMA engine shut down before this request completed");
+  handles_.Close("the WAGMA engine shut down before this request completed");
   join_slot_.Finish(-1, "the WAGMA engine shut down before every rank joined");
   metrics_.CloseTimeline();
 }

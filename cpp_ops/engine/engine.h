@@ -181,6 +181,7 @@ class Engine {
   std::atomic<bool> started_{false};
   std::atomic<bool> shutdown_requested_{false};
   std::atomic<bool> failed_{false};
+  std::string failure_;  // FailEngine's message: written once, before failed_ is set
   std::mutex start_mu_;  // Start and Shutdown
   std::thread thread_;
   int rank_ = 0, size_ = 1;  // set by Start

@@ -9,10 +9,17 @@
 namespace wagma {
 
 int64_t HandleTable::Allocate(Callback on_done) {
-  std::lock_guard<std::mutex> lock(mu_);
-  const int64_t h = next_++;
-  State& s = states_[h];
-  s.on_done = std::move(on_done);
+  int64_t h;
+  std::string error;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    h = next_++;
+    State& s = states_[h];
+    s.on_done = std::move(on_done);
+    if (!closed_) return h;
+    error = closed_error_;
+  }
+  Complete(h, error);
   return h;
 }
 
@@ -87,10 +94,14 @@ int HandleTable::WaitFor(int64_t handle, int64_t timeout_us, Outcome* out) {
   return 1;
 }
 
-void HandleTable::FailAll(const std::string& error) {
+void HandleTable::Close(const std::string& error) {
   std::vector<int64_t> pending;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (!closed_) {
+      closed_ = true;
+      closed_error_ = error;
+    }
     for (auto& kv : states_)
       if (!kv.second.done) pending.push_back(kv.first);
   }

@@ -1,7 +1,8 @@
 // HandleTable: the app's view of enqueued requests. The background loop completes a
 // handle (after writing its output); app threads poll or wait on it, or, for handles
 // allocated with a callback (TensorFlow's async kernels), the callback runs once on
-// completion, on the engine thread, and the handle is forgotten.
+// completion, on the engine thread (on the allocating thread once the table is
+// closed), and the handle is forgotten.
 //
 // Waits take a timeout so that bindings can return to their interpreter between
 // slices (Python must see Ctrl-C while a round waits for a stuck peer).
@@ -40,8 +41,10 @@ class HandleTable {
   // handle and returns 1; returns 0 on timeout; -1 for a handle never issued or
   // already waited on.
   int WaitFor(int64_t handle, int64_t timeout_us, Outcome* out);
-  // Fails every pending handle, e.g. at shutdown.
-  void FailAll(const std::string& error);
+  // Fails every pending handle and every handle allocated later, with `error`: the
+  // engine failed or shut down, and no loop will complete them (a request enqueued
+  // after that would otherwise wait forever). A later Close keeps the first error.
+  void Close(const std::string& error);
   size_t pending() const;
 
  private:
@@ -54,6 +57,8 @@ class HandleTable {
   std::condition_variable cv_;
   std::unordered_map<int64_t, State> states_;
   int64_t next_ = 1;
+  bool closed_ = false;
+  std::string closed_error_;
 };
 
 }  // namespace wagma

@@ -10,6 +10,7 @@ Each process appends JSON lines to $WAGMA_TEST_RESULTS/<host>-<pid>.jsonl:
   {"kind": "done", "rank", "size", "step", "stats"}      at the end
 argv: total steps, seconds of sleep per step.
 """
+import faulthandler
 import json
 import os
 import sys
@@ -26,6 +27,16 @@ TOTAL = int(sys.argv[1])
 STEP_S = float(sys.argv[2])
 LOG = os.path.join(os.environ["WAGMA_TEST_RESULTS"],
                    f"{os.environ.get('HOROVOD_HOSTNAME', 'localhost')}-{os.getpid()}.jsonl")
+
+
+# Every thread's stack to <log>.stacks if the process is still running after
+# WAGMA_TEST_STACKS_AFTER seconds: what a hung job's ranks were doing (the test prints
+# them; horovodrun's own output of a killed job is incomplete).
+_stacks = None
+if os.environ.get("WAGMA_TEST_STACKS_AFTER"):
+    _stacks = open(LOG + ".stacks", "w")
+    faulthandler.dump_traceback_later(float(os.environ["WAGMA_TEST_STACKS_AFTER"]),
+                                      file=_stacks)
 
 
 def log(**record):

@@ -7,33 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "check.h"
 #include "../round_plan.h"
 #include "../round_policy.h"
 
 namespace {
-
-int failures = 0;
-int checks = 0;
-
-#define CHECK(cond)                                                                  \
-  do {                                                                               \
-    ++checks;                                                                        \
-    if (!(cond)) {                                                                   \
-      std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                                    \
-    }                                                                                \
-  } while (0)
-
-#define CHECK_EQ(a, b)                                                                 \
-  do {                                                                                 \
-    ++checks;                                                                          \
-    const long long va = static_cast<long long>(a), vb = static_cast<long long>(b);    \
-    if (va != vb) {                                                                    \
-      std::fprintf(stderr, "%s:%d: CHECK_EQ failed: %s == %lld, %s == %lld\n", __FILE__, \
-                   __LINE__, #a, va, #b, vb);                                          \
-      ++failures;                                                                      \
-    }                                                                                  \
-  } while (0)
 
 using wagma::ActivationAction;
 using wagma::Averaging;
