@@ -25,8 +25,8 @@ test: install engine-unit-test
 test-unstable: install
 	$(PY) -m pytest -v -m unstable tests
 
-# The engine's round rules (docs/design.md, section 2) and its handle table, without
-# MPI: plain g++, their own sources only.
+# The engine's round rules (docs/design.md, section 2), its handle table and the
+# majority rule, without MPI: plain g++, their own sources only.
 UNIT_CXX := g++ -std=c++17 -O1 -Wall -Wextra -Werror -pthread -Icpp_ops/engine
 engine-unit-test:
 	mkdir -p build
@@ -35,8 +35,10 @@ engine-unit-test:
 	$(UNIT_CXX) cpp_ops/engine/handle_table.cc cpp_ops/engine/timeline.cc \
 		cpp_ops/engine/tests/handle_table_test.cc \
 		-o build/handle_table_test
+	$(UNIT_CXX) cpp_ops/engine/tests/majority_rule_test.cc -o build/majority_rule_test
 	build/round_policy_test
 	build/handle_table_test
+	build/majority_rule_test
 
 # Three emulated hosts (network namespaces, TCP, per-link latency and bandwidth caps):
 # gossip exactness, a straggler host, horovodrun, a host killed and a link cut, with a

@@ -23,6 +23,16 @@ def under_mpirun():
     return "OMPI_COMM_WORLD_SIZE" in os.environ or "PMI_SIZE" in os.environ
 
 
+def launch_prefix(transport, num_ranks):
+    """The launcher's command up to the program, on this host, for a benchmark that
+    compares transports: mpirun (the engine on MPI) or horovodrun --gloo (on Gloo),
+    neither binding ranks to cores (horovodrun does not)."""
+    if transport == "gloo":
+        return [os.path.join(os.path.dirname(sys.executable), "horovodrun"), "--gloo",
+                "-np", str(num_ranks), "-H", f"localhost:{num_ranks}"]
+    return ["mpirun", "-np", str(num_ranks), "--oversubscribe", "--bind-to", "none"]
+
+
 def relaunch_under_mpirun(script, num_ranks, timeout, extra_env=None):
     """Unless already a rank of an MPI job, replaces this process by
     ``mpirun -np N --oversubscribe ... python script <same args>``."""

@@ -75,11 +75,7 @@ def launch_command(transport, args, cluster):
     if cluster is not None:
         return (cluster.mpirun(argv) if transport == "mpi"
                 else cluster.horovodrun_gloo(argv))
-    prefix = (["mpirun", "-np", str(args.np), "--oversubscribe", "--bind-to", "none"]
-              if transport == "mpi" else
-              [os.path.join(os.path.dirname(sys.executable), "horovodrun"), "--gloo",
-               "-np", str(args.np), "-H", f"localhost:{args.np}"])
-    return prefix + argv
+    return harness.launch_prefix(transport, args.np) + argv
 
 
 def one_run(transport, args, cluster):

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <exception>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "engine.h"
 #include "gloo_transport.h"
 #include "group_schedule.h"
+#include "majority_rule.h"
 #include "stream_spec.h"
 
 using wagma::Engine;
@@ -64,6 +66,12 @@ int wagma_start_gloo(const wagma_gloo_spec* c, char* err, int errlen) {
 }
 void wagma_shutdown(void) { Engine::Get().Shutdown(); }
 void wagma_replace(void) { Engine::Replace(); }
+void wagma_membership_changed(const char* args_json) {
+  Engine::Get().MembershipChanged(args_json);
+}
+int wagma_may_go_on(int size, const int* lost, int n) {
+  return wagma::MayGoOn(size, std::set<int>(lost, lost + n)) ? 1 : 0;
+}
 void wagma_shutdown_within(double timeout_s) { Engine::Get().Shutdown(timeout_s); }
 int wagma_started(void) { return Engine::Get().started() ? 1 : 0; }
 int wagma_rank(void) { return Engine::Get().rank(); }

@@ -30,6 +30,12 @@ int wagma_start_gloo(const wagma_gloo_spec* spec, char* err, int errlen);
 // Horovod elastic: ends the engine at once and installs a fresh one, which a later
 // wagma_start_gloo starts over the new member set (rank and size may change).
 void wagma_replace(void);
+// The majority rule (majority_rule.h): 1 when the side that lost `lost` (n ranks of a
+// member set of `size`) may go on, 0 when it is fenced.
+int wagma_may_go_on(int size, const int* lost, int n);
+// Records on the timeline (if on) the membership change that formed the running
+// engine's member set: `args_json` is the body of a JSON object, without braces.
+void wagma_membership_changed(const char* args_json);
 void wagma_shutdown(void);
 // Shutdown that gives up on unfinished rounds after `timeout_s` (e.g. when the process
 // is exiting on an error: its peers learn from the goodbye at once).

@@ -33,6 +33,8 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -94,6 +96,8 @@ class Engine {
   EngineStats stats();
   // {"engine": {...}, "streams": {"name": {...}}}
   std::string StatsJson();
+  // Horovod elastic: records the change that formed this engine's member set.
+  void MembershipChanged(const std::string& args_json) { metrics_.MembershipChanged(args_json); }
 
   const GroupSchedule& ScheduleFor(int num_ranks, int group_size);
 
@@ -162,8 +166,11 @@ class Engine {
   void CheckLostPeers();
   // Fails the rounds that need `source`, which departed or was lost.
   void AfterDeparture(int source);
-  // "membership changed: rank(s) ... lost ...; K of P ranks remain".
+  // Elastic, the verdict on lost_members_ (majority_rule.h): "membership changed: rank(s)
+  // ... lost ...; K of P ranks remain", or "fenced: ...".
   std::string LostMembersText() const;
+  // Marks `peer` lost (`how`: why); outside elastic, fails the rounds that need it.
+  void LosePeer(int peer, const char* how);
   void StartJoin();
   void OnJoined(int source, const std::string& payload);
   void OnAllJoined(int last_rank, const std::string& payload);
@@ -207,6 +214,10 @@ class Engine {
   std::unique_ptr<RegistrationBook> book_;  // registrar (world rank 0) only
   JoinCoordinator joins_;
   PeerRoster roster_;
+  // Elastic: the peers lost from this member set, and when the first was. Not marked
+  // departed in roster_: no round fails on its own; the verdict ends them all.
+  std::set<int> lost_members_;
+  std::optional<std::chrono::steady_clock::time_point> first_loss_;
   std::unique_ptr<StallMonitor> stalls_;
   int64_t in_flight_ = 0;
   // Reductions given up on (a peer left or stalled): their receives are cancelled,

@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "engine.h"
+#include "majority_rule.h"
 
 namespace wagma {
 namespace {
@@ -100,31 +101,45 @@ void Engine::CheckLostPeers() {
   for (int peer : transport_->LostPeers()) {
     // A goodbye precedes the connection's end on the same connection: a peer that
     // said goodbye and then exited is not lost.
-    if (roster_.departed(peer)) continue;
-    std::fprintf(stderr, "[horovod_wagma rank %d] rank %d was lost: its connection closed\n",
-                 rank_, peer);
-    roster_.MarkLost(peer);
-    metrics_.PeerLost(peer);
-    if (settings_.elastic) {
-      // The member set changed: every survivor resets together (Horovod elastic), so
-      // every round ends now rather than only those that need the lost rank.
-      throw std::runtime_error(LostMembersText());
-    }
-    AfterDeparture(peer);
+    if (!roster_.departed(peer) && !lost_members_.count(peer))
+      LosePeer(peer, "its connection closed");
   }
+  // Elastic: the member set changed, and every survivor resets together (so every
+  // round ends, not only those that need a lost rank), once the losses that arrive
+  // together (one host's ranks, one cut) are in: the majority rule judges them all.
+  if (first_loss_ && std::chrono::duration<double, std::milli>(
+                         std::chrono::steady_clock::now() - *first_loss_)
+                             .count() >= settings_.loss_settle_ms) {
+    throw std::runtime_error(LostMembersText());
+  }
+}
+
+void Engine::LosePeer(int peer, const char* how) {
+  std::fprintf(stderr, "[horovod_wagma rank %d] rank %d was lost: %s\n", rank_, peer, how);
+  metrics_.PeerLost(peer);
+  if (!settings_.elastic) {
+    roster_.MarkLost(peer);
+    AfterDeparture(peer);
+    return;
+  }
+  lost_members_.insert(peer);
+  if (!first_loss_) first_loss_ = std::chrono::steady_clock::now();
 }
 
 std::string Engine::LostMembersText() const {
   std::string ranks;
-  int lost = 0;
-  for (int r = 0; r < size_; ++r) {
-    if (!roster_.lost(r)) continue;
-    ranks += (lost++ ? ", " : "") + std::to_string(r);
-  }
-  return "membership changed: rank" + std::string(lost > 1 ? "s " : " ") + ranks +
-         (lost > 1 ? " were" : " was") + " lost (connection closed: the process or its " +
-         "host is gone); " + std::to_string(size_ - lost) + " of " +
-         std::to_string(size_) + " ranks remain";
+  const std::set<int>& lost = lost_members_;
+  for (int r : lost) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+  const int n = static_cast<int>(lost.size());
+  const std::string what = "rank" + std::string(n > 1 ? "s " : " ") + ranks +
+                           (n > 1 ? " were" : " was") +
+                           " lost (its connection closed or it stopped answering: the " +
+                           "process, its host or the link is gone); " +
+                           std::to_string(size_ - n) + " of " + std::to_string(size_) +
+                           " ranks remain";
+  if (MayGoOn(size_, lost)) return "membership changed: " + what;
+  return "fenced: " + what + " on this side, not a majority (more than half, or half " +
+         "with rank 0), so this side stops rather than train alone";
 }
 
 void Engine::AfterDeparture(int source) {
@@ -295,8 +310,18 @@ void Engine::InspectStalls() {
       }
     }
   }
-  for (int peer : stalls_->ProbesDue(longest_wait, LivePeerCandidates(), Clock::now()))
+  // Elastic: a heartbeat, whether or not anyone waits. Apps rarely wait in rounds under
+  // wait-avoidance; they may wait in a Horovod collective instead, where a lost peer
+  // would be found only by Horovod's own timeout. Peers heard from lately get none.
+  const bool heartbeat = settings_.elastic && settings_.liveness_s > 0;
+  for (int peer : stalls_->ProbesDue(longest_wait, heartbeat, LivePeerCandidates(), Clock::now()))
     SendControl(peer, ControlKind::kProbe, -1, 0);
+  if (heartbeat) {
+    // Elastic: silence is a loss too, where no connection closes (a cut link, a
+    // stopped host); CheckLostPeers gives the verdict.
+    for (int peer : stalls_->Unresponsive(LivePeerCandidates(), Clock::now()))
+      LosePeer(peer, "no answer to liveness probes (stopped, dead or unreachable)");
+  }
   ReportAwayApps();
   for (auto& e : expired) FailRound(*std::get<0>(e), std::get<1>(e), std::get<2>(e));
 
@@ -367,7 +392,7 @@ void Engine::ReportAwayApps() {
 std::vector<int> Engine::LivePeerCandidates() const {
   std::vector<int> peers;
   for (int r = 0; r < size_; ++r) {
-    if (r != rank_ && !roster_.departed(r)) peers.push_back(r);
+    if (r != rank_ && !roster_.departed(r) && !lost_members_.count(r)) peers.push_back(r);
   }
   return peers;
 }

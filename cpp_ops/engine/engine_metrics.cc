@@ -174,6 +174,12 @@ void EngineMetrics::PeerLost(int rank) {
                     "\"rank\":" + std::to_string(rank));
 }
 
+void EngineMetrics::MembershipChanged(const std::string& args_json) {
+  if (!timeline_.enabled()) return;
+  timeline_.Instant(Timeline::kEngine, "lifecycle", "membership_change", Timeline::NowUs(),
+                    args_json);
+}
+
 void EngineMetrics::StallWarning(const std::string& stream, int64_t round,
                                  const std::string& missing_json) {
   if (!timeline_.enabled()) return;

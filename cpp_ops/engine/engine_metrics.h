@@ -78,6 +78,9 @@ class EngineMetrics {
   void RoundFailed(const std::string& stream, int64_t round, const std::string& error);
   void PeerLeft(int rank);
   void PeerLost(int rank);  // its connection failed (Transport::LostPeers)
+  // Horovod elastic: this engine's member set replaced another (the frontend's record:
+  // time, generation, P', rank, lost and added ranks, as a JSON object body).
+  void MembershipChanged(const std::string& args_json);
   void StallWarning(const std::string& stream, int64_t round, const std::string& missing_json);
   void AppAway(const std::string& stream, int rank, double away_s, int64_t left_out);
 

@@ -71,8 +71,26 @@ EngineSettings EngineSettings::FromEnv() {
   s.stalls = StallSettings::FromEnv();
   const char* timeline = std::getenv("WAGMA_TIMELINE");
   if (timeline && *timeline) s.timeline_path = timeline;
+  // Horovod elastic: each member set's engine writes its own trace (ranks change
+  // between member sets, and a file reopened would be truncated): trace.json ->
+  // trace.gen2.json, then the rank (trace.gen2.3.json). Set by membership.py.
+  const int generation = static_cast<int>(EnvDouble("WAGMA_TIMELINE_GENERATION", 0));
+  if (generation > 1 && !s.timeline_path.empty()) {
+    const size_t slash = s.timeline_path.find_last_of('/');
+    size_t dot = s.timeline_path.find_last_of('.');
+    if (dot == std::string::npos || (slash != std::string::npos && dot < slash))
+      dot = s.timeline_path.size();
+    s.timeline_path.insert(dot, ".gen" + std::to_string(generation));
+  }
   const char* elastic = std::getenv("HOROVOD_ELASTIC");
   s.elastic = elastic && std::string(elastic) == "1";
+  s.loss_settle_ms = EnvDouble("HOROVOD_WAGMA_LOSS_SETTLE_MS", s.loss_settle_ms);
+  s.liveness_s = EnvDouble("HOROVOD_WAGMA_LIVENESS_S", s.liveness_s);
+  if (s.elastic && s.liveness_s > 0) {
+    s.stalls.probe_after_s =
+        std::min(s.stalls.probe_after_s, std::max(s.stalls.report_after_s, s.liveness_s / 3));
+    s.stalls.probe_grace_s = std::min(s.stalls.probe_grace_s, std::max(1.0, s.liveness_s));
+  }
   return s;
 }
 

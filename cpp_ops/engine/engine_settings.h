@@ -31,6 +31,15 @@ struct EngineSettings {
   // Horovod elastic (HOROVOD_ELASTIC=1): a lost peer ends every round at once, so that
   // the survivors reset together and the engine restarts over the new member set.
   bool elastic = false;
+  // Under elastic, how long the engine waits after the first lost peer before it
+  // ends its rounds, so that the losses of one host or one cut are judged together
+  // by the majority rule (majority_rule.h).
+  // 1.5 s: losses found by silence reach peers up to one probe interval (1 s) apart.
+  double loss_settle_ms = 1500.0;
+  // Under elastic, a peer whose engine leaves a liveness probe unanswered this long is
+  // lost too (no connection closes on a cut link or a stopped host); a peer not heard
+  // from for a third of it is probed (a heartbeat). 0: only closed connections count.
+  double liveness_s = 3.0;
 
   static EngineSettings FromEnv();
 };

@@ -144,7 +144,6 @@ struct GlooTransport::State {
   std::vector<std::string> partial;
   std::vector<size_t> partial_total;
   std::vector<int> partial_tag;
-  std::vector<char> peer_failed;
   int next_peer = 0;
   std::deque<Op> control_sends;  // frames in flight, each with its own bytes
   std::thread barrier;
@@ -290,7 +289,6 @@ std::string GlooTransport::Create(const GlooSpec& spec, std::unique_ptr<Transpor
   s.partial.resize(P);
   s.partial_total.assign(P, 0);
   s.partial_tag.assign(P, 0);
-  s.peer_failed.assign(P, 0);
   for (int peer = 0; peer < spec.size; ++peer) {
     if (peer != spec.rank) t->PostControlReceive(peer);
   }
@@ -315,7 +313,7 @@ std::unique_ptr<RequestList> GlooTransport::NewRequestList() {
 
 void GlooTransport::SendControl(int dest, int tag, std::string bytes) {
   State& s = *state_;
-  if (s.peer_failed[static_cast<size_t>(dest)]) return;  // gone: liveness reports it
+  if (s.lost->Has(dest)) return;  // gone: LostPeers() reports it
   const size_t total = bytes.size();
   size_t offset = 0;
   bool first = true;
@@ -336,7 +334,6 @@ void GlooTransport::SendControl(int dest, int tag, std::string bytes) {
     try {
       op.buf->send(dest, kControlSlot, 0, op.staging.size());
     } catch (const std::exception&) {
-      s.peer_failed[static_cast<size_t>(dest)] = 1;
       s.lost->Add(dest);
       return;
     }
@@ -351,13 +348,12 @@ bool GlooTransport::ReceiveControl(int* source, int* tag, std::string* bytes) {
   for (int i = 0; i < size_; ++i) {
     const int peer = (s.next_peer + i) % size_;
     const size_t p = static_cast<size_t>(peer);
-    if (peer == rank_ || s.peer_failed[p]) continue;
+    if (peer == rank_ || s.lost->Has(peer)) continue;
     bool got = false;
     try {
       got = s.control_recv[p]->TakeRecv();
     } catch (const std::exception&) {
-      s.peer_failed[p] = 1;  // its pair failed: LostPeers() reports it
-      s.lost->Add(peer);
+      s.lost->Add(peer);  // its pair failed: LostPeers() reports it
       continue;
     }
     if (!got) continue;

@@ -14,7 +14,8 @@
 //  * any message from a peer (a probe, an answer, any control message) clears it;
 //  * probes go out only while an app call has waited half the shortest stall
 //    deadline, at most once per `interval` per peer, so healthy runs send none. A
-//    stalled rank then sends P-1 small messages per interval.
+//    stalled rank then sends P-1 small messages per interval. Under Horovod elastic
+//    they go out as a heartbeat instead, to peers not heard from within `interval`.
 // Owned by the background thread; no locking.
 #pragma once
 

@@ -16,12 +16,18 @@ bool StallMonitor::InspectionDue(Clock::time_point now) {
 // Liveness probes: a stall error names the ranks whose engines stopped answering (a
 // stopped process, a dead host, a cut link), not just the members missing from the
 // waiting round, which may be survivors stuck behind them.
-std::vector<int> StallMonitor::ProbesDue(double longest_wait_s,
+std::vector<int> StallMonitor::ProbesDue(double longest_wait_s, bool heartbeat,
                                          const std::vector<int>& live_peers,
                                          Clock::time_point now) {
   const StallSettings& cfg = settings();
-  if (longest_wait_s < cfg.probe_after_s) return {};
+  if (!heartbeat && longest_wait_s < cfg.probe_after_s) return {};
   return liveness_.ProbeDue(live_peers, now, std::max(0.5, cfg.probe_after_s));
+}
+
+std::vector<int> StallMonitor::Unresponsive(const std::vector<int>& live_peers,
+                                           Clock::time_point now) const {
+  double silent_s = 0;
+  return liveness_.Unresponsive(live_peers, now, settings().probe_grace_s, &silent_s);
 }
 
 std::string StallMonitor::UnresponsiveNote(const std::vector<int>& live_peers,

@@ -31,9 +31,12 @@ class StallMonitor {
   bool InspectionDue(Clock::time_point now);
   // Any message from a peer shows its engine alive.
   void Heard(int peer, Clock::time_point now) { liveness_.Heard(peer, now); }
-  // Peers among `live_peers` to probe now, given the longest wait of an app call.
-  std::vector<int> ProbesDue(double longest_wait_s, const std::vector<int>& live_peers,
-                             Clock::time_point now);
+  // Peers among `live_peers` to probe now, given the longest wait of an app call;
+  // with `heartbeat`, whatever the wait (elastic: silence itself is the news).
+  std::vector<int> ProbesDue(double longest_wait_s, bool heartbeat,
+                             const std::vector<int>& live_peers, Clock::time_point now);
+  // Peers among `live_peers` that left a probe unanswered for probe_grace_s.
+  std::vector<int> Unresponsive(const std::vector<int>& live_peers, Clock::time_point now) const;
   // "; ranks not responding: [..] (...)", or "" while every probed peer answers.
   std::string UnresponsiveNote(const std::vector<int>& live_peers, Clock::time_point now) const;
   // Whether the pending registration `key` is due for its (repeated) warning.

@@ -86,11 +86,11 @@ class WagmaBasics:
     def _phase_groups(self, size):
         return groups(size, self.config.resolved_group_size(size))
 
-    def _new_group_sets(self, size, rank, user_sets, split=None):
+    def _new_group_sets(self, size, rank, user_sets, split):
         """ProcessSets for every distinct group that is not the whole world.
 
-        With ``split`` (mpi4py's ``COMM_WORLD.Split``), a phase whose groups are all
-        new is split with one collective call that gives each rank its own group's
+        A phase whose groups are all new is split with one collective call of
+        ``split`` (mpi4py's ``COMM_WORLD.Split``) that gives each rank its own group's
         communicator. Groups already registered (by the user, or in an earlier phase)
         are not registered twice; other new groups are given by their rank lists.
         """
@@ -103,7 +103,7 @@ class WagmaBasics:
         for phase in self._phase_groups(size):
             fresh = [tuple(g) for g in phase if len(g) < size and tuple(g) not in registered]
             registered.update(fresh)
-            if split is not None and len(fresh) == len(phase):
+            if len(fresh) == len(phase):
                 color = next(i for i, g in enumerate(phase) if rank in g)
                 ps = self._hvd.ProcessSet(split(color, rank))
                 self._group_sets[fresh[color]] = ps
@@ -164,6 +164,8 @@ class WagmaBasics:
             prefix = membership.MEMBERSHIP.agree(hvd) if membership.elastic() else None
             engine_lib.start_gloo(**gloo_rendezvous.engine_spec(hvd.rank(), hvd.size(),
                                                                 prefix))
+            if prefix is not None:
+                membership.MEMBERSHIP.record_on_timeline()
         else:
             raise WagmaError("horovod_wagma needs Horovod to run with MPI or Gloo: launch "
                              "with horovodrun (--gloo or --mpi) or mpirun")

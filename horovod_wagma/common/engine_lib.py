@@ -44,6 +44,9 @@ def lib():
                                         ctypes.c_int]
         _lib.wagma_join.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
         _lib.wagma_stats_json.argtypes = [ctypes.c_char_p, ctypes.c_int]
+        _lib.wagma_may_go_on.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_int),
+                                         ctypes.c_int]
+        _lib.wagma_membership_changed.argtypes = [ctypes.c_char_p]
     return _lib
 
 
@@ -107,6 +110,21 @@ def replace():
     """Horovod elastic: ends the engine at once and installs a fresh one, to be started
     over the new member set."""
     lib().wagma_replace()
+
+
+def may_go_on(size, lost):
+    """The engine's majority rule: whether the side of a member set of `size` ranks
+    that lost the ranks `lost` may go on (more than half remain, or exactly half with
+    rank 0), rather than be fenced."""
+    lost = sorted(set(lost))
+    return lib().wagma_may_go_on(size, (ctypes.c_int * len(lost))(*lost), len(lost)) == 1
+
+
+def membership_changed(change):
+    """Records a membership change (a dict of JSON values) on the running engine's
+    timeline, if it writes one."""
+    import json
+    lib().wagma_membership_changed(json.dumps(change)[1:-1].encode())
 
 
 def started():

@@ -9,7 +9,7 @@ from horovod.torch import *  # noqa: F401,F403  (re-export: a drop-in superset)
 from horovod.torch import poll as _hvd_poll, synchronize as _hvd_synchronize
 
 from horovod_wagma.common.config import WagmaConfig
-from horovod_wagma.common.errors import WagmaError, WagmaMembershipChanged
+from horovod_wagma.common.errors import WagmaError, WagmaFenced, WagmaMembershipChanged
 from horovod_wagma.common.membership import MEMBERSHIP as _MEMBERSHIP
 from horovod_wagma.common.schedule import default_group_size
 from horovod_wagma.common.schedule import groups as _groups

@@ -64,6 +64,7 @@ class WagmaState(ObjectState):
         if not any(survivors):
             _hvd.broadcast_parameters(self.model.state_dict(), root_rank=0)
             super().sync()
+            membership.MEMBERSHIP.mark_synced()
             return
         weight = 1.0 if survivors[_hvd.rank()] else 0.0
         flat = torch.cat([t.reshape(-1).double() for t in tensors]) * weight
@@ -81,3 +82,4 @@ class WagmaState(ObjectState):
         if not survivors[_hvd.rank()]:
             self._saved_state = theirs
             self._set_attrs()
+        membership.MEMBERSHIP.mark_synced()

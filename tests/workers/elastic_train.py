@@ -4,6 +4,9 @@ commit every 5.
 
 Each process appends JSON lines to $WAGMA_TEST_RESULTS/<host>-<pid>.jsonl:
   {"kind": "step", "t", "step", "rank", "size"}          every step
+  {"kind": "start", "t", "started", "imported"}        after init (the process's clock)
+  {"kind": "ready", "t"}                                before hvd.elastic.run's train()
+  {"kind": "restore", "t"}                              Horovod's run caught an error
   {"kind": "sync", "t", "rank", "size", "survivor", "before", "after"}
                                                          each sync(): the model before
                                                          and after (flattened)
@@ -16,12 +19,14 @@ import os
 import sys
 import time
 
-import torch
+STARTED = time.time()  # before the heavy imports: where a joiner's seconds go
 
-import horovod.torch as hvd
-import horovod_wagma.torch as wagma
-from horovod_wagma.common import membership
-from horovod_wagma.torch.elastic import WagmaState
+import torch  # noqa: E402
+
+import horovod.torch as hvd  # noqa: E402
+import horovod_wagma.torch as wagma  # noqa: E402
+from horovod_wagma.common import membership  # noqa: E402
+from horovod_wagma.torch.elastic import WagmaState  # noqa: E402
 
 TOTAL = int(sys.argv[1])
 STEP_S = float(sys.argv[2])
@@ -49,14 +54,21 @@ def flat(model):
 
 
 class LoggedState(WagmaState):
+    def restore(self):
+        log(kind="restore")  # hvd.elastic.run caught an error (Horovod may be down)
+        super().restore()
+
     def sync(self):
         before = flat(self.model)
+        t0 = time.time()
         super().sync()
-        log(kind="sync", rank=hvd.rank(), size=hvd.size(), before=before,
+        log(kind="sync", sync_s=time.time() - t0, rank=hvd.rank(), size=hvd.size(), before=before,
             after=flat(self.model), survivor=membership.MEMBERSHIP.was_survivor)
 
 
+imported = time.time()
 wagma.init()
+log(kind="start", started=STARTED, imported=imported)
 torch.manual_seed(hvd.rank())
 model = torch.nn.Linear(4, 1)
 opt = wagma.DistributedWagmaOptimizer(torch.optim.SGD(model.parameters(), lr=0.05),
@@ -83,6 +95,7 @@ def train(state):
             state.commit()
 
 
+log(kind="ready")  # the script's own setup done (imports, model, optimizer)
 train(state)
 opt.join()
 log(kind="done", rank=hvd.rank(), size=hvd.size(), step=state.step,

@@ -1,0 +1,25 @@
+// MajorityRule: which side of a broken member set may go on training (Horovod
+// elastic). A rank that loses peers sees its side as the member set less the lost
+// ranks. That side goes on iff it holds more than half of the member set, or exactly
+// half including rank 0; otherwise it is *fenced*: it stops with an error rather than
+// train alone.
+//
+// Invariant: when a member set of P ranks splits into two sides that each see the
+// other's ranks as lost, exactly one side goes on (more than half is at most one side;
+// of two exact halves, one holds rank 0). A crash that leaves half or fewer, without
+// rank 0, also fences the survivors: from inside, a crash and a cut look the same.
+// horovod_wagma/common/membership.py applies the same rule when Horovod re-forms the
+// job (may_go_on), for survivors that reached the reset another way.
+#pragma once
+
+#include <set>
+
+namespace wagma {
+
+inline bool MayGoOn(int size, const std::set<int>& lost) {
+  const int remaining = size - static_cast<int>(lost.size());
+  if (2 * remaining > size) return true;
+  return 2 * remaining == size && lost.count(0) == 0;
+}
+
+}  // namespace wagma
