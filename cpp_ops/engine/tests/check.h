@@ -29,4 +29,14 @@ int checks = 0;
     }                                                                                  \
   } while (0)
 
+// main()'s exit status: prints how many checks failed, or that all passed.
+int Report(const char* test) {
+  if (failures) {
+    std::fprintf(stderr, "%s: %d of %d checks failed\n", test, failures, checks);
+    return 1;
+  }
+  std::printf("%s: all %d checks passed\n", test, checks);
+  return 0;
+}
+
 }  // namespace

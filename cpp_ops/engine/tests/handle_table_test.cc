@@ -59,10 +59,5 @@ int main() {
   TestCompleteThenWait();
   TestCloseFailsPendingHandles();
   TestHandlesAllocatedAfterCloseFailAtOnce();
-  if (failures) {
-    std::fprintf(stderr, "handle_table_test: %d of %d checks failed\n", failures, checks);
-    return 1;
-  }
-  std::printf("handle_table_test: all %d checks passed\n", checks);
-  return 0;
+  return Report("handle_table_test");
 }

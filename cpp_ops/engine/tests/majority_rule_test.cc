@@ -38,10 +38,5 @@ void TestCases() {
 int main() {
   TestExactlyOneSideOfEverySplitGoesOn();
   TestCases();
-  if (failures) {
-    std::fprintf(stderr, "majority_rule_test: %d of %d checks failed\n", failures, checks);
-    return 1;
-  }
-  std::printf("majority_rule_test: all %d checks passed\n", checks);
-  return 0;
+  return Report("majority_rule_test");
 }

@@ -422,10 +422,5 @@ int main() {
   TestLocalTakesFreshPastOneResult();
   TestOutputFormula();
   TestReduceIntoOutput();
-  if (failures) {
-    std::fprintf(stderr, "round_policy_test: %d of %d checks failed\n", failures, checks);
-    return 1;
-  }
-  std::printf("round_policy_test: all %d checks passed\n", checks);
-  return 0;
+  return Report("round_policy_test");
 }
