@@ -282,17 +282,18 @@ def test_host_added_starts_from_the_survivors_average(tmp_path):
     syncs = {who: [r for r in records if r["kind"] == "sync" and r["t"] > added_at]
              for who, records in logs.items()}
     survivors_before = [np.array(syncs[w][0]["before"]) for w in first]
+    last_ready = max(r["t"] for w in joiners for r in logs[w] if r["kind"] == "ready")
     average = np.mean(survivors_before, axis=0)
     for who in joiners:
         sync = syncs[who][0]
         assert not sync["survivor"]
         # The new ranks hold the survivors' average (joiners weigh 0) within 10 s of
-        # their script's setup, and within 30 s of the host's addition, that setup and
-        # Horovod's discovery and launch included (measured 12.9-26.2 s on this 2-core
-        # host, of which the joiners' setup was 7-12 s).
+        # the last joiner's script setup (the average is collective), and within 30 s
+        # of the host's addition, that setup and Horovod's discovery and launch included
+        # (measured 12.9-26.2 s on this 2-core host, of which the joiners' setup was
+        # 2-12 s).
         assert np.allclose(sync["after"], average), who
-        (ready,) = [r for r in logs[who] if r["kind"] == "ready"]
-        assert sync["t"] - ready["t"] < 10, (sync["t"] - ready["t"])
+        assert sync["t"] - last_ready < 10, (sync["t"] - last_ready)
         assert sync["t"] - added_at < 30, (sync["t"] - added_at)
         assert steps_of(logs[who]), who  # and then train
     for who, records in logs.items():
