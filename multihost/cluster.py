@@ -18,10 +18,15 @@ Topology (host H = 1..N, addresses in the benchmarking range 198.18.0.0/15 only)
   downlink latency. Policy routing: packets from the hosts go to tun0 (table 200);
   packets coming back out of tun0 go to the hosts' veths (table 100).
 - Bandwidth: `tc tbf` on both ends of each host's veth (uplink and downlink).
+- Names: each host's hostname (its namespace name, set by agent.sh) resolves to its
+  eth0 address on every host, as cluster DNS does on real nodes: `ip netns exec`
+  mounts /etc/netns/wagma-hH/hosts over /etc/hosts. Gloo needs it (Horovod's Gloo
+  context binds a process set's device by hostname, not by HOROVOD_GLOO_IFACE).
 - Everything is removed on exit, on failure and on SIGINT/SIGTERM; `cleanup()`
   first removes what an earlier run left (namespaces named wagma-*, its delayline).
 """
 import atexit
+import glob
 import ipaddress
 import os
 import shlex
@@ -37,6 +42,7 @@ PREFIX = "wagma-"
 ROUTER = PREFIX + "router"
 NETWORK = ipaddress.ip_network("198.18.0.0/15")
 TUN = "tun0"
+NETNS_ETC = "/etc/netns"  # ip netns exec mounts NETNS_ETC/<ns>/<file> over /etc/<file>
 DELAYLINE_SRC = os.path.join(HERE, "delayline.c")
 AGENT = os.path.join(HERE, "agent.sh")
 TCP_RETRIES2 = 5
@@ -113,6 +119,8 @@ def cleanup():
         if ns.startswith(PREFIX):
             _kill_namespace_processes(ns)
             _run("ip", "netns", "del", ns, check=False)
+    for path in glob.glob(os.path.join(NETNS_ETC, PREFIX + "*")):
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def build_delayline(out_dir):
@@ -320,6 +328,12 @@ class EmulatedCluster:
                 _in_ns(where, "tc", "qdisc", "add", "dev", dev, "root", "tbf",
                        "rate", f"{h.link.rate_mbit}mbit", "burst", f"{LINK_BURST_BYTES // 1024}kb",
                        "latency", "100ms")
+        hosts_file = "127.0.0.1 localhost\n" + "".join(
+            f"{host_address(i)} {namespace(i)}\n" for i in range(1, len(self.hosts) + 1))
+        for i in range(1, len(self.hosts) + 1):
+            os.makedirs(os.path.join(NETNS_ETC, namespace(i)), exist_ok=True)
+            with open(os.path.join(NETNS_ETC, namespace(i), "hosts"), "w") as f:
+                f.write(hosts_file)
         binary = build_delayline(self.work_dir)
         delays = [f"{i}:{int(h.link.latency_ms * 1000)}"
                   for i, h in enumerate(self.hosts, start=1)]

@@ -170,7 +170,7 @@ class Engine {
   // ... lost ...; K of P ranks remain", or "fenced: ...".
   std::string LostMembersText() const;
   // Marks `peer` lost (`how`: why); outside elastic, fails the rounds that need it.
-  void LosePeer(int peer, const char* how);
+  void LosePeer(int peer, const std::string& how);
   void StartJoin();
   void OnJoined(int source, const std::string& payload);
   void OnAllJoined(int last_rank, const std::string& payload);

@@ -114,8 +114,8 @@ void Engine::CheckLostPeers() {
   }
 }
 
-void Engine::LosePeer(int peer, const char* how) {
-  std::fprintf(stderr, "[horovod_wagma rank %d] rank %d was lost: %s\n", rank_, peer, how);
+void Engine::LosePeer(int peer, const std::string& how) {
+  std::fprintf(stderr, "[horovod_wagma rank %d] rank %d was lost: %s\n", rank_, peer, how.c_str());
   metrics_.PeerLost(peer);
   if (!settings_.elastic) {
     roster_.MarkLost(peer);
@@ -320,7 +320,8 @@ void Engine::InspectStalls() {
     // Elastic: silence is a loss too, where no connection closes (a cut link, a
     // stopped host); CheckLostPeers gives the verdict.
     for (int peer : stalls_->Unresponsive(LivePeerCandidates(), Clock::now()))
-      LosePeer(peer, "no answer to liveness probes (stopped, dead or unreachable)");
+      LosePeer(peer, "no answer to liveness probes (stopped, dead or unreachable)" +
+                         stalls_->LastHeardNote(peer, Clock::now()));
   }
   ReportAwayApps();
   for (auto& e : expired) FailRound(*std::get<0>(e), std::get<1>(e), std::get<2>(e));

@@ -33,6 +33,18 @@ std::vector<int> PeerLiveness::ProbeDue(const std::vector<int>& candidates,
   return due;
 }
 
+double PeerLiveness::SinceHeard(int peer, Clock::time_point now) const {
+  if (peer < 0 || peer >= static_cast<int>(peers_.size())) return -1;
+  const Peer& p = peers_[peer];
+  return p.heard == Clock::time_point{} ? -1 : Seconds(now - p.heard);
+}
+
+void PeerLiveness::Discount(Clock::duration gap) {
+  for (Peer& p : peers_) {
+    if (p.unanswered != Clock::time_point{}) p.unanswered += gap;
+  }
+}
+
 std::vector<int> PeerLiveness::Unresponsive(const std::vector<int>& candidates,
                                             Clock::time_point now, double grace_s,
                                             double* silent_s) const {

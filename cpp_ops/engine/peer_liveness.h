@@ -12,6 +12,9 @@
 //  * a peer counts as unresponsive only after a probe was sent to it and nothing at
 //    all was heard from it for `grace` seconds after that probe;
 //  * any message from a peer (a probe, an answer, any control message) clears it;
+//  * silence counts only while this engine listened: a spell in which its own loop
+//    did not run (its thread starved of CPU, as at 8 ranks' start-up on 2 cores,
+//    seen to cost 3 s and a false verdict on every peer) is discounted (Discount);
 //  * probes go out only while an app call has waited half the shortest stall
 //    deadline, at most once per `interval` per peer, so healthy runs send none. A
 //    stalled rank then sends P-1 small messages per interval. Under Horovod elastic
@@ -38,6 +41,10 @@ class PeerLiveness {
   // `grace_s`, in rank order; *silent_s is the longest such silence.
   std::vector<int> Unresponsive(const std::vector<int>& candidates, Clock::time_point now,
                                 double grace_s, double* silent_s) const;
+  // Seconds since anything was heard from `peer`; negative: never.
+  double SinceHeard(int peer, Clock::time_point now) const;
+  // This engine did not listen for `gap`: every unanswered probe's clock moves on by it.
+  void Discount(Clock::duration gap);
 
  private:
   struct Peer {

@@ -9,6 +9,9 @@ namespace wagma {
 
 bool StallMonitor::InspectionDue(Clock::time_point now) {
   if (now - last_inspection_ < std::chrono::milliseconds(50)) return false;
+  if (last_inspection_ != Clock::time_point{} && now - last_inspection_ > kListenGap) {
+    liveness_.Discount(now - last_inspection_);
+  }
   last_inspection_ = now;
   return true;
 }
@@ -28,6 +31,14 @@ std::vector<int> StallMonitor::Unresponsive(const std::vector<int>& live_peers,
                                            Clock::time_point now) const {
   double silent_s = 0;
   return liveness_.Unresponsive(live_peers, now, settings().probe_grace_s, &silent_s);
+}
+
+std::string StallMonitor::LastHeardNote(int peer, Clock::time_point now) const {
+  const double since = liveness_.SinceHeard(peer, now);
+  if (since < 0) return " (never heard from)";
+  char text[64];
+  std::snprintf(text, sizeof(text), " (last heard %.1f s ago)", since);
+  return text;
 }
 
 std::string StallMonitor::UnresponsiveNote(const std::vector<int>& live_peers,

@@ -27,8 +27,11 @@ class StallMonitor {
   const StallSettings& settings() const { return inspector_.settings(); }
   StallInspector& inspector() { return inspector_; }
 
-  // True at most once per 50 ms: stalls are measured in seconds.
+  // True at most once per 50 ms: stalls are measured in seconds. A gap between
+  // inspections of more than kListenGap means this engine's loop did not run: silence
+  // in it is not held against peers (PeerLiveness::Discount).
   bool InspectionDue(Clock::time_point now);
+  static constexpr std::chrono::milliseconds kListenGap{500};
   // Any message from a peer shows its engine alive.
   void Heard(int peer, Clock::time_point now) { liveness_.Heard(peer, now); }
   // Peers among `live_peers` to probe now, given the longest wait of an app call;
@@ -37,6 +40,8 @@ class StallMonitor {
                              const std::vector<int>& live_peers, Clock::time_point now);
   // Peers among `live_peers` that left a probe unanswered for probe_grace_s.
   std::vector<int> Unresponsive(const std::vector<int>& live_peers, Clock::time_point now) const;
+  // " (last heard 3.2 s ago)" or " (never heard from)": for a loss verdict's text.
+  std::string LastHeardNote(int peer, Clock::time_point now) const;
   // "; ranks not responding: [..] (...)", or "" while every probed peer answers.
   std::string UnresponsiveNote(const std::vector<int>& live_peers, Clock::time_point now) const;
   // Whether the pending registration `key` is due for its (repeated) warning.

@@ -7,6 +7,7 @@ Each process appends JSON lines to $WAGMA_TEST_RESULTS/<host>-<pid>.jsonl:
   {"kind": "start", "t", "started", "imported"}        after init (the process's clock)
   {"kind": "ready", "t"}                                before hvd.elastic.run's train()
   {"kind": "restore", "t"}                              Horovod's run caught an error
+  {"kind": "shutdown" | "init", "t", "took"}            the reset's two halves
   {"kind": "sync", "t", "rank", "size", "survivor", "before", "after"}
                                                          each sync(): the model before
                                                          and after (flattened)
@@ -24,6 +25,7 @@ STARTED = time.time()  # before the heavy imports: where a joiner's seconds go
 import torch  # noqa: E402
 
 import horovod.torch as hvd  # noqa: E402
+import horovod.torch.elastic as hvd_elastic  # noqa: E402
 import horovod_wagma.torch as wagma  # noqa: E402
 from horovod_wagma.common import membership  # noqa: E402
 from horovod_wagma.torch.elastic import WagmaState  # noqa: E402
@@ -66,6 +68,18 @@ class LoggedState(WagmaState):
             after=flat(self.model), survivor=membership.MEMBERSHIP.was_survivor)
 
 
+def timed(kind, fn):
+    """fn, logging its seconds: where a reset's time goes (Horovod's reset is
+    shutdown() then init(), looked up in horovod.torch.elastic)."""
+    def call():
+        t0 = time.time()
+        fn()
+        log(kind=kind, took=time.time() - t0)
+    return call
+
+
+hvd_elastic.shutdown = timed("shutdown", hvd_elastic.shutdown)
+hvd_elastic.init = timed("init", hvd_elastic.init)
 imported = time.time()
 wagma.init()
 log(kind="start", started=STARTED, imported=imported)

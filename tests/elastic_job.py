@@ -1,0 +1,161 @@
+"""One Horovod elastic job of workers/elastic_train.py under test, and what its ranks
+logged: shared by test_elastic.py (two "hosts" on this machine) and
+test_multihost_elastic.py (emulated hosts in network namespaces)."""
+import glob
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import WORKERS
+
+GLOO_TIMEOUT_S = 5
+STACKS_AFTER_S = 100  # each rank dumps its threads' stacks if still running then
+HOROVODRUN = os.path.join(os.path.dirname(sys.executable), "horovodrun")
+
+
+def read_logs(results):
+    """(host, pid) -> list of records, for every process that ran."""
+    logs = {}
+    for path in glob.glob(os.path.join(results, "*.jsonl")):
+        host, pid = os.path.basename(path)[:-len(".jsonl")].rsplit("-", 1)
+        with open(path) as f:
+            logs[(host, int(pid))] = [json.loads(line) for line in f if line.strip()]
+    return logs
+
+
+class ElasticJob:
+    """horovodrun --min-np/--max-np with a discovery script that prints `hosts` (the
+    test rewrites hosts_file to add or remove hosts). On this machine's loopback, or,
+    with `cluster` (multihost.cluster.EmulatedCluster), launched from its host 1 with
+    the workers started through its agent as `ssh` and Gloo's traffic on eth0."""
+
+    def __init__(self, tmp_path, hosts, np_, min_np, max_np, steps, step_s, env_extra=None,
+                 gloo_timeout_s=GLOO_TIMEOUT_S, cluster=None):
+        self.results = str(tmp_path / "results")
+        os.makedirs(self.results)
+        self.hosts_file = tmp_path / "hosts"
+        self.hosts_file.write_text(hosts)
+        script = tmp_path / "discover.sh"
+        script.write_text(f"#!/bin/sh\ncat {self.hosts_file}\n")
+        script.chmod(0o755)
+        cmd = [HOROVODRUN, "-np", str(np_), "--min-np", str(min_np), "--max-np",
+               str(max_np), "--host-discovery-script", str(script),
+               # Without it horovodrun waits for two hosts to find common interfaces.
+               "--network-interface", "lo" if cluster is None else "eth0",
+               sys.executable, os.path.join(WORKERS, "elastic_train.py"), str(steps),
+               str(step_s)]
+        # Horovod's own shutdown waits for its background loop, which can sit in a Gloo
+        # collective with a survivor that already left it until this timeout (30 s by
+        # default: measured 30 s before the survivors' first step on the new set). None:
+        # Horovod's default.
+        env = dict(os.environ, WAGMA_TEST_RESULTS=self.results, PYTHONUNBUFFERED="1",
+                   WAGMA_TEST_STACKS_AFTER=str(STACKS_AFTER_S))
+        if gloo_timeout_s is not None:
+            env["HOROVOD_GLOO_TIMEOUT_SECONDS"] = str(gloo_timeout_s)
+        env.update(env_extra or {})
+        if cluster is not None:
+            cmd, env = cluster.head(cmd), cluster.env(env)
+        self.proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True,
+                                     start_new_session=True)
+
+    def logs(self):
+        return read_logs(self.results)
+
+    def wait_for(self, predicate, timeout, what):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if predicate(self.logs()):
+                return
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.2)
+        self.kill()
+        pytest.fail(f"timed out waiting for {what}\n{self.output()[-6000:]}\n"
+                    f"{self.stacks()[-12000:]}")
+
+    def end(self, timeout):
+        """Waits for the job to end; its output. Fails the test if it does not."""
+        try:
+            self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            pytest.fail(f"elastic job did not end in {timeout}s\n{self.output()[-6000:]}\n"
+                        f"{self.stacks()[-12000:]}")
+        return self.output()
+
+    def finish(self, timeout):
+        """Waits for the job to end well; its output."""
+        out = self.end(timeout)
+        assert self.proc.returncode == 0, out[-6000:]
+        return out
+
+    def output(self):
+        if self.proc.poll() is None:
+            return ""
+        if not hasattr(self, "_out"):
+            self._out = self.proc.stdout.read()
+            # Whole, beside the ranks' logs: a failure message shows only its tail.
+            with open(os.path.join(self.results, "horovodrun.out"), "w") as f:
+                f.write(self._out)
+        return self._out
+
+    def stacks(self):
+        """The stack dumps of ranks that outlived STACKS_AFTER_S, per log file."""
+        out = []
+        for path in sorted(glob.glob(os.path.join(self.results, "*.stacks"))):
+            with open(path) as f:
+                text = f.read()
+            if text:
+                out.append(f"--- {os.path.basename(path)}\n{text}")
+        return "\n".join(out)
+
+    def kill(self):
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+
+
+def steps_of(records):
+    return [r for r in records if r["kind"] == "step"]
+
+
+def check_steps_never_go_back(logs):
+    for who, records in logs.items():
+        steps = [r["step"] for r in steps_of(records)]
+        assert steps == sorted(steps) and len(set(steps)) == len(steps), (who, steps)
+
+
+def ranks_at_step(job, np_, step, timeout=120):
+    """Waits until np_ ranks passed `step`; (host, pid) -> rank, from their last step."""
+    job.wait_for(lambda logs: len(logs) >= np_ and sum(
+        bool(steps_of(r)) and steps_of(r)[-1]["step"] >= step for r in logs.values()) >= np_,
+        timeout, f"{np_} ranks at step {step}")
+    return {who: steps_of(r)[-1]["rank"] for who, r in job.logs().items() if steps_of(r)}
+
+
+def host_without_rank_0(rank_of, launcher=None):
+    """A host that holds neither rank 0 nor, if given, horovodrun itself (a launch
+    node's loss ends any Horovod job: its driver is gone)."""
+    return next(h for h in sorted({who[0] for who in rank_of})
+                if h != launcher and all(rank_of[w] for w in rank_of if w[0] == h))
+
+
+def kill_host_at_step(job, host, np_, step, sig=signal.SIGKILL):
+    """Sends `sig` to every rank of `host` (None: the host without rank 0, whichever
+    Horovod placed it on) once all np_ ranks passed `step`; (victims' (host, pid),
+    their ranks, the time of the kill)."""
+    rank_of = ranks_at_step(job, np_, step)
+    if host is None:
+        host = host_without_rank_0(rank_of)
+    victims = [who for who in rank_of if who[0] == host]
+    ranks = sorted(rank_of[v] for v in victims)
+    killed_at = time.time()
+    for _, pid in victims:
+        os.kill(pid, sig)
+    return victims, ranks, killed_at

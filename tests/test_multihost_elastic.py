@@ -1,0 +1,179 @@
+"""Horovod elastic with WAGMA across four emulated hosts of two ranks each (network
+namespaces, real TCP between them: multihost/cluster.py), launched the way users do:
+`horovodrun --min-np --max-np --host-discovery-script`, workers started over the
+cluster's `ssh`, WAGMA's and Horovod's defaults. The user's script is
+workers/elastic_train.py (Horovod's elastic recipe, ``WagmaState`` for ``TorchState``,
+a metric allreduce every 10 steps and a commit every 5).
+
+Faults: a host's processes killed, one rank killed, a host's link cut, a host added.
+"""
+import os
+import signal
+import sys
+import tempfile
+import time
+
+import numpy as np
+import pytest
+
+from elastic_job import ElasticJob, check_steps_never_go_back, host_without_rank_0, \
+    ranks_at_step, steps_of
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from multihost.cluster import EmulatedCluster, HostSpec, Link, why_unavailable  # noqa: E402
+
+REASON = why_unavailable()
+pytestmark = [pytest.mark.multihost, pytest.mark.slow,
+              pytest.mark.skipif(REASON is not None, reason=f"multihost: {REASON}")]
+
+HOSTS = 4
+SLOTS = 2
+STEPS = 250
+STEP_S = 0.05
+FAULT_AT_STEP = 30
+GLOO_TIMEOUT_S = 5  # see README, elastic: a Horovod collective in progress waits this long
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with EmulatedCluster([HostSpec(SLOTS, Link(1.0, 1000.0)) for _ in range(HOSTS)],
+                         tempfile.mkdtemp(prefix="wagma_multihost_elastic_")) as c:
+        yield c
+
+
+@pytest.fixture
+def job_on(cluster, tmp_path):
+    """Starts an elastic job on the first `hosts` hosts; every process of the cluster
+    is gone and every link up again afterwards."""
+    jobs = []
+
+    def start(hosts, min_np, env_extra=None):
+        lines = "".join(f"{a}:{SLOTS}\n" for a in cluster.addresses[:hosts])
+        job = ElasticJob(tmp_path, lines, np_=hosts * SLOTS, min_np=min_np,
+                         max_np=HOSTS * SLOTS, steps=STEPS, step_s=STEP_S,
+                         env_extra=env_extra, gloo_timeout_s=GLOO_TIMEOUT_S, cluster=cluster)
+        jobs.append(job)
+        return job
+    yield start
+    for job in jobs:
+        job.kill()
+    cluster.restore()
+
+
+def host_index(address):
+    return int(address.split(".")[2])
+
+
+def check_survivors_went_on(job, survivors, lost_ranks, fault_at, within_s):
+    """The acceptance checks after a loss: every survivor completes a step on the new
+    member set within `within_s`, no step counter goes back, each one's model after
+    the sync is its own pre-failure replica or the survivors' average, the lost ranks
+    are named, and each finishes every step."""
+    logs = job.logs()
+    size = len(survivors)
+    check_steps_never_go_back({w: logs[w] for w in survivors})
+    before, took = {}, {}
+    for who in survivors:
+        records = logs[who]
+        after = [r for r in steps_of(records) if r["t"] > fault_at and r["size"] == size]
+        assert after, (who, records[-5:])
+        took[who] = after[0]["t"] - fault_at
+        assert took[who] < within_s, (who, took[who])
+        sync = [r for r in records if r["kind"] == "sync" and r["t"] > fault_at]
+        assert sync and sync[0]["survivor"], (who, sync)
+        before[who] = sync[0]
+        done = records[-1]
+        assert done["kind"] == "done" and done["size"] == size and done["step"] == STEPS, done
+        lost = sorted(r for c in done["changes"] for r in c.get("lost", []))
+        assert set(lost_ranks) <= set(lost), (who, done["changes"])
+    average = np.mean([np.array(s["before"]) for s in before.values()], axis=0)
+    for who, sync in before.items():
+        after = np.array(sync["after"])
+        assert np.allclose(after, sync["before"]) or np.allclose(after, average), who
+    return took
+
+
+def test_host_killed(job_on, cluster):
+    """SIGKILL to every process of one host (its ranks and the `ssh` that started
+    them): the 6 survivors go on within 10 s without rollback."""
+    job = job_on(HOSTS, min_np=4)
+    rank_of = ranks_at_step(job, HOSTS * SLOTS, FAULT_AT_STEP)
+    host = host_without_rank_0(rank_of, launcher=cluster.addresses[0])
+    victims = sorted(rank_of[w] for w in rank_of if w[0] == host)
+    killed_at = time.time()
+    cluster.kill_host(host_index(host))
+    out = job.finish(300)
+    survivors = [w for w in rank_of if w[0] != host]
+    assert len(survivors) == 6 and len(victims) == 2
+    took = check_survivors_went_on(job, survivors, victims, killed_at, 10)
+    assert "was lost" in out, out[-4000:]
+    print("host killed: first step on 6 ranks after (s):", sorted(took.values()))
+
+
+def test_rank_killed(job_on, cluster):
+    """SIGKILL to one rank: its survivors go on within 3 s. Horovod's driver then
+    removes the whole host (it blacklists a host with a failed process), so the job
+    goes on with 6 ranks: the lost rank's host mate leaves through Horovod."""
+    job = job_on(HOSTS, min_np=4)
+    rank_of = ranks_at_step(job, HOSTS * SLOTS, FAULT_AT_STEP)
+    host = host_without_rank_0(rank_of, launcher=cluster.addresses[0])
+    (victim, pid), = [(rank_of[w], w[1]) for w in rank_of if w[0] == host][:1]
+    killed_at = time.time()
+    os.kill(pid, signal.SIGKILL)
+    out = job.finish(300)
+    survivors = [w for w in rank_of if w[0] != host]
+    took = check_survivors_went_on(job, survivors, [victim], killed_at, 3)
+    assert f"rank {victim} was lost" in out, out[-4000:]
+    print("rank killed: first step on the new set after (s):", sorted(took.values()))
+
+
+def test_link_cut(job_on, cluster):
+    """One host's link cut: the 6 ranks on the majority side go on; the 2 cut off
+    exit with the "fenced" error within 30 s and never train alone."""
+    job = job_on(HOSTS, min_np=4)
+    rank_of = ranks_at_step(job, HOSTS * SLOTS, FAULT_AT_STEP)
+    host = host_without_rank_0(rank_of, launcher=cluster.addresses[0])
+    cut = [w for w in rank_of if w[0] == host]
+    cut_ranks = sorted(rank_of[w] for w in cut)
+    cut_at = time.time()
+    cluster.cut_link(host_index(host))
+    out = job.finish(300)
+    survivors = [w for w in rank_of if w[0] != host]
+    check_survivors_went_on(job, survivors, cut_ranks, cut_at, 30)
+    logs = job.logs()
+    for who in cut:
+        records = logs[who]
+        assert not [r for r in steps_of(records) if r["t"] > cut_at and r["size"] < 8], \
+            "trained on the cut-off side"
+        assert records[-1]["kind"] != "done", who
+    assert out.count("WagmaFenced: ") >= 1 and "not a majority" in out, out[-4000:]
+
+
+def test_host_added(job_on, cluster):
+    """Three hosts, then a fourth through the discovery script: its ranks start from
+    the survivors' average within 15 s and train, and the stats show P=8."""
+    job = job_on(3, min_np=6)
+    first = set(ranks_at_step(job, 3 * SLOTS, FAULT_AT_STEP))
+    added_at = time.time()
+    job.hosts_file.write_text("".join(f"{a}:{SLOTS}\n" for a in cluster.addresses))
+    job.finish(300)
+    logs = job.logs()
+    joiners = [w for w in logs if w not in first]
+    assert len(joiners) == SLOTS, sorted(logs)
+    check_steps_never_go_back(logs)
+    syncs = {w: [r for r in logs[w] if r["kind"] == "sync" and r["t"] > added_at]
+             for w in logs}
+    average = np.mean([np.array(syncs[w][0]["before"]) for w in first], axis=0)
+    for who in joiners:
+        sync = syncs[who][0]
+        assert not sync["survivor"]
+        assert np.allclose(sync["after"], average), who
+        print(f"host added: {who} holds the average {sync['t'] - added_at:.1f} s after")
+        assert sync["t"] - added_at < 15, sync["t"] - added_at
+        assert steps_of(logs[who]), who
+    for who, records in logs.items():
+        done = records[-1]
+        assert done["kind"] == "done" and done["size"] == 8, (who, done)
+    for who in first:  # membership_changes(), the stats' record of each change
+        change = logs[who][-1]["changes"][-1]
+        assert change["size"] == 8 and len(change["added"]) == SLOTS, change
