@@ -73,8 +73,11 @@ def test_a_stopped_host_is_found_by_liveness_probes(tmp_path):
     WAGMA cannot cut short. Horovod's driver re-forms the job only once the stopped
     processes end, so the test then kills them; the survivors finish at size 2."""
     gloo_timeout_s = 15
+    # 3 s of silence, not the default 10: the verdict must come well inside 10 s here
+    # (4 ranks: no false verdicts seen at 3 s).
     job = ElasticJob(tmp_path, "localhost:2\n127.0.0.1:2\n", np_=4, min_np=2, max_np=4,
-                     steps=200, step_s=0.05, gloo_timeout_s=gloo_timeout_s)
+                     steps=200, step_s=0.05, gloo_timeout_s=gloo_timeout_s,
+                     env_extra={"HOROVOD_WAGMA_LIVENESS_S": "3"})
     # After the metric allreduce of step 30, in the middle of WAGMA steps.
     victims, victim_ranks, stopped_at = kill_host_at_step(job, None, 4, 32, signal.SIGSTOP)
     survivors = [who for who in job.logs() if who not in victims]

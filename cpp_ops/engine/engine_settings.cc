@@ -87,8 +87,11 @@ EngineSettings EngineSettings::FromEnv() {
   s.loss_settle_ms = EnvDouble("HOROVOD_WAGMA_LOSS_SETTLE_MS", s.loss_settle_ms);
   s.liveness_s = EnvDouble("HOROVOD_WAGMA_LIVENESS_S", s.liveness_s);
   if (s.elastic && s.liveness_s > 0) {
-    s.stalls.probe_after_s =
-        std::min(s.stalls.probe_after_s, std::max(s.stalls.report_after_s, s.liveness_s / 3));
+    // The heartbeat: a peer silent for 1 s (or a third of the window, if shorter) is
+    // probed, so that the verdicts on one cut's peers come at most about 1 s apart,
+    // inside the settle window, whatever the liveness window.
+    s.stalls.probe_after_s = std::min(
+        s.stalls.probe_after_s, std::max(0.5, std::min(s.stalls.report_after_s, s.liveness_s / 3)));
     s.stalls.probe_grace_s = std::min(s.stalls.probe_grace_s, std::max(1.0, s.liveness_s));
   }
   return s;

@@ -40,6 +40,10 @@ class StallMonitor {
                              const std::vector<int>& live_peers, Clock::time_point now);
   // Peers among `live_peers` that left a probe unanswered for probe_grace_s.
   std::vector<int> Unresponsive(const std::vector<int>& live_peers, Clock::time_point now) const;
+  // Seconds since anything was heard from `peer`; negative: never.
+  double SinceHeard(int peer, Clock::time_point now) const {
+    return liveness_.SinceHeard(peer, now);
+  }
   // " (last heard 3.2 s ago)" or " (never heard from)": for a loss verdict's text.
   std::string LastHeardNote(int peer, Clock::time_point now) const;
   // "; ranks not responding: [..] (...)", or "" while every probed peer answers.
