@@ -12,7 +12,10 @@ Unstable, out of `make test` (`make multihost-elastic` runs it): in about 1 laun
 engine is silent to every peer from the first steps on while its own loop runs, until
 the liveness verdict fences it (an isolated Gloo transport; cause not found). The
 test then times out waiting for 8 ranks to reach the fault step. Each test has passed
-on its own.
+on its own. The verdicts' transport note shows both directions stuck at once: every
+peer had 9 control frames to the isolated rank unfinished, and it had 18-19 to each
+peer, after 32-46 had gone through each way (its Gloo device thread stops serving its
+sockets, it seems).
 """
 import os
 import signal

@@ -338,7 +338,8 @@ void Engine::InspectStalls() {
     // stopped host); CheckLostPeers gives the verdict.
     for (int peer : stalls_->Unresponsive(LivePeerCandidates(), Clock::now()))
       LosePeer(peer, "no answer to liveness probes (stopped, dead or unreachable)" +
-                         stalls_->LastHeardNote(peer, Clock::now()));
+                         stalls_->LastHeardNote(peer, Clock::now()) +
+                         transport_->PeerNote(peer));
   }
   ReportAwayApps();
   for (auto& e : expired) FailRound(*std::get<0>(e), std::get<1>(e), std::get<2>(e));

@@ -146,6 +146,8 @@ struct GlooTransport::State {
   std::vector<int> partial_tag;
   int next_peer = 0;
   std::deque<Op> control_sends;  // frames in flight, each with its own bytes
+  // Control frames sent to and received from each peer (PeerNote).
+  std::vector<int64_t> frames_to, frames_from;
   std::thread barrier;
   // Shared with the barrier's thread, which may outlive this State (Close detaches a
   // barrier that a departed peer will never complete).
@@ -289,6 +291,8 @@ std::string GlooTransport::Create(const GlooSpec& spec, std::unique_ptr<Transpor
   s.partial.resize(P);
   s.partial_total.assign(P, 0);
   s.partial_tag.assign(P, 0);
+  s.frames_to.assign(P, 0);
+  s.frames_from.assign(P, 0);
   for (int peer = 0; peer < spec.size; ++peer) {
     if (peer != spec.rank) t->PostControlReceive(peer);
   }
@@ -338,6 +342,7 @@ void GlooTransport::SendControl(int dest, int tag, std::string bytes) {
       return;
     }
     s.control_sends.push_back(std::move(op));
+    ++s.frames_to[static_cast<size_t>(dest)];
     offset += n;
     first = false;
   }
@@ -357,6 +362,7 @@ bool GlooTransport::ReceiveControl(int* source, int* tag, std::string* bytes) {
       continue;
     }
     if (!got) continue;
+    ++s.frames_from[p];
     const char* frame = s.control_frame[p].data();
     size_t n;
     if (s.partial_total[p] == 0 && s.partial[p].empty()) {  // a new message
@@ -383,6 +389,24 @@ bool GlooTransport::ReceiveControl(int* source, int* tag, std::string* bytes) {
     return true;
   }
   return false;
+}
+
+std::string GlooTransport::PeerNote(int peer) {
+  State& s = *state_;
+  if (peer < 0 || peer >= size_) return "";
+  int64_t unfinished = 0;
+  for (Op& op : s.control_sends) {
+    bool done = true;
+    try {
+      done = op.peer != peer || op.Test();
+    } catch (const std::exception&) {
+    }
+    unfinished += !done;
+  }
+  const size_t p = static_cast<size_t>(peer);
+  return " [gloo: " + std::to_string(unfinished) + " of " + std::to_string(s.frames_to[p]) +
+         " control frames to it unfinished, " + std::to_string(s.frames_from[p]) +
+         " received from it]";
 }
 
 bool GlooTransport::FlushControl() {

@@ -77,6 +77,7 @@ class GlooTransport : public Transport {
   bool BarrierDone() override;
   void Close() override;
   std::vector<int> LostPeers() override;
+  std::string PeerNote(int peer) override;
 
   struct State;  // Gloo objects, kept out of this header
 

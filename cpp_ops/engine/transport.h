@@ -77,6 +77,9 @@ class Transport {
   // A data message to or from a lost peer never completes (as on MPI); the engine
   // fails the rounds that need it.
   virtual std::vector<int> LostPeers() { return {}; }
+  // What this transport knows of its traffic with `peer`, for a loss verdict's text
+  // (" [...]"), or "".
+  virtual std::string PeerNote(int /*peer*/) { return ""; }
 };
 
 }  // namespace wagma
