@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
 
 from conftest import WORKERS
@@ -159,3 +160,32 @@ def kill_host_at_step(job, host, np_, step, sig=signal.SIGKILL):
     for _, pid in victims:
         os.kill(pid, sig)
     return victims, ranks, killed_at
+
+
+def check_survivors_went_on(job, survivors, lost_ranks, fault_at, within_s, steps):
+    """The acceptance checks after a loss: every survivor completes a step on the new
+    member set within `within_s`, no step counter goes back, each one's model after
+    the sync is its own pre-failure replica or the survivors' average, the lost ranks
+    are named, and each finishes all `steps`. Returns who -> seconds to that step."""
+    logs = job.logs()
+    size = len(survivors)
+    check_steps_never_go_back({w: logs[w] for w in survivors})
+    before, took = {}, {}
+    for who in survivors:
+        records = logs[who]
+        after = [r for r in steps_of(records) if r["t"] > fault_at and r["size"] == size]
+        assert after, (who, records[-5:])
+        took[who] = after[0]["t"] - fault_at
+        assert took[who] < within_s, (who, took[who])
+        sync = [r for r in records if r["kind"] == "sync" and r["t"] > fault_at]
+        assert sync and sync[0]["survivor"], (who, sync)
+        before[who] = sync[0]
+        done = records[-1]
+        assert done["kind"] == "done" and done["size"] == size and done["step"] == steps, done
+        lost = sorted(r for c in done["changes"] for r in c.get("lost", []))
+        assert set(lost_ranks) <= set(lost), (who, done["changes"])
+    average = np.mean([np.array(s["before"]) for s in before.values()], axis=0)
+    for who, sync in before.items():
+        after = np.array(sync["after"])
+        assert np.allclose(after, sync["before"]) or np.allclose(after, average), who
+    return took

@@ -26,8 +26,8 @@ import time
 import numpy as np
 import pytest
 
-from elastic_job import ElasticJob, check_steps_never_go_back, host_without_rank_0, \
-    ranks_at_step, steps_of
+from elastic_job import ElasticJob, check_steps_never_go_back, check_survivors_went_on, \
+    host_without_rank_0, ranks_at_step, steps_of
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from multihost.cluster import EmulatedCluster, HostSpec, Link, why_unavailable  # noqa: E402
@@ -74,35 +74,6 @@ def host_index(address):
     return int(address.split(".")[2])
 
 
-def check_survivors_went_on(job, survivors, lost_ranks, fault_at, within_s):
-    """The acceptance checks after a loss: every survivor completes a step on the new
-    member set within `within_s`, no step counter goes back, each one's model after
-    the sync is its own pre-failure replica or the survivors' average, the lost ranks
-    are named, and each finishes every step."""
-    logs = job.logs()
-    size = len(survivors)
-    check_steps_never_go_back({w: logs[w] for w in survivors})
-    before, took = {}, {}
-    for who in survivors:
-        records = logs[who]
-        after = [r for r in steps_of(records) if r["t"] > fault_at and r["size"] == size]
-        assert after, (who, records[-5:])
-        took[who] = after[0]["t"] - fault_at
-        assert took[who] < within_s, (who, took[who])
-        sync = [r for r in records if r["kind"] == "sync" and r["t"] > fault_at]
-        assert sync and sync[0]["survivor"], (who, sync)
-        before[who] = sync[0]
-        done = records[-1]
-        assert done["kind"] == "done" and done["size"] == size and done["step"] == STEPS, done
-        lost = sorted(r for c in done["changes"] for r in c.get("lost", []))
-        assert set(lost_ranks) <= set(lost), (who, done["changes"])
-    average = np.mean([np.array(s["before"]) for s in before.values()], axis=0)
-    for who, sync in before.items():
-        after = np.array(sync["after"])
-        assert np.allclose(after, sync["before"]) or np.allclose(after, average), who
-    return took
-
-
 def test_host_killed(job_on, cluster):
     """SIGKILL to every process of one host (its ranks and the `ssh` that started
     them): the 6 survivors go on within 10 s without rollback."""
@@ -115,7 +86,7 @@ def test_host_killed(job_on, cluster):
     out = job.finish(300)
     survivors = [w for w in rank_of if w[0] != host]
     assert len(survivors) == 6 and len(victims) == 2
-    took = check_survivors_went_on(job, survivors, victims, killed_at, 10)
+    took = check_survivors_went_on(job, survivors, victims, killed_at, 10, STEPS)
     assert "was lost" in out, out[-4000:]
     print("host killed: first step on 6 ranks after (s):", sorted(took.values()))
 
@@ -136,7 +107,7 @@ def test_rank_killed(job_on, cluster):
     os.kill(pid, signal.SIGKILL)
     out = job.finish(300)
     survivors = [w for w in rank_of if w[0] != host]
-    took = check_survivors_went_on(job, survivors, [victim], killed_at, 10)
+    took = check_survivors_went_on(job, survivors, [victim], killed_at, 10, STEPS)
     assert f"rank {victim} was lost: its connection closed" in out, out[-4000:]
     print("rank killed: first step on the new set after (s):", sorted(took.values()))
 
@@ -174,7 +145,7 @@ def test_link_cut(job_on, cluster):
     gone_after = wait_gone([pid for _, pid in cut], 60)
     out = job.finish(300)
     survivors = [w for w in rank_of if w[0] != host]
-    took = check_survivors_went_on(job, survivors, cut_ranks, cut_at, 60)
+    took = check_survivors_went_on(job, survivors, cut_ranks, cut_at, 60, STEPS)
     logs = job.logs()
     for who in cut:
         records = logs[who]
