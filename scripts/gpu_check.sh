@@ -20,7 +20,8 @@
 #              mpicc, mpirun and mpi4py on 2 ranks
 #     horovod  builds Horovod from the sdist: MPI + PyTorch, no TensorFlow/MXNet/Gloo;
 #              NCCL GPU operations only when nvcc and NCCL are both found
-#              (GPU_CHECK_NCCL=auto|on|off, default auto)
+#              (GPU_CHECK_NCCL=auto|on|off, default auto: on
+#              machines with 2 or more GPUs only, as NCCL refuses ranks sharing one)
 #     wagma    copies this checkout (no .git, .venv, build outputs) to GPU_CHECK_SRC
 #              (default /tmp/wagma-gpu-src) and builds the engine and the torch
 #              extension there in place (python setup.py build_ext --inplace), so
@@ -158,6 +159,15 @@ nccl_flags() {
   # Prints env assignments for Horovod's NCCL GPU operations, or nothing.
   local mode="${GPU_CHECK_NCCL:-auto}" nvcc inc="" lib="" so wheel_nccl
   [ "$mode" = off ] && return 0
+  # (pip wheel runs with --no-cache-dir: a cached wheel would keep the other choice.)
+  # NCCL refuses two ranks on one GPU (ncclCommInitRank: invalid usage, seen on an
+  # H100, 2026-11-26), and the bench shares one GPU among its ranks: with fewer GPUs
+  # than 2, auto builds Horovod without NCCL, so that it stages through host memory
+  # as WAGMA does.
+  if [ "$mode" = auto ] && [ "$("$VPY" -c 'import torch; print(torch.cuda.device_count())' \
+        2>/dev/null || echo 0)" -lt 2 ]; then
+    return 0
+  fi
   nvcc="$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null || true)"
   # NCCL from the system, else the nvidia-nccl wheel that CUDA builds of torch use.
   so="$(ls /usr/lib/*/libnccl.so /usr/lib64/libnccl.so /usr/local/cuda/lib64/libnccl.so \
@@ -219,7 +229,7 @@ step_horovod() {
     MAKEFLAGS="-j$(nproc)" \
     HOROVOD_WITH_MPI=1 HOROVOD_WITHOUT_GLOO=1 HOROVOD_CPU_OPERATIONS=MPI \
     HOROVOD_WITH_PYTORCH=1 HOROVOD_WITHOUT_TENSORFLOW=1 HOROVOD_WITHOUT_MXNET=1 \
-    "$VPY" -m pip wheel --no-deps --no-build-isolation --no-index \
+    "$VPY" -m pip wheel --no-deps --no-build-isolation --no-index --no-cache-dir \
       --find-links "$WHEEL_DIR" --no-binary horovod -w "$work" "horovod==$HOROVOD_VERSION"
   "$VPY" -m pip install --no-deps --force-reinstall "$work"/horovod-*.whl
   rm -rf "$work"
