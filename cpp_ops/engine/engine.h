@@ -114,6 +114,8 @@ class Engine {
   bool ProgressOnce();
   void FailEngine(const std::exception& e);
   bool DrainRequests();
+  // Handles every control message that arrived; true when one was more than liveness
+  // traffic (probes and their answers do not keep the pacer polling).
   bool PollControl();
   bool ProgressRounds();
   bool JoinActivatedRounds();
