@@ -52,7 +52,8 @@ multihost: install
 
 # Horovod elastic across four emulated hosts of two ranks: a host killed, a rank
 # killed, a link cut, a host added (tests/test_multihost_elastic.py, about 6 minutes;
-# marked unstable, so not in make test: see the module's docstring).
+# marked unstable, so not in make test: see the module's docstring). How the job starts,
+# WAGMA against Horovod's own optimizer: python multihost/elastic_startup.py.
 multihost-elastic: install
 	$(PY) -m pytest -v -s tests/test_multihost_elastic.py
 

@@ -12,7 +12,9 @@ Each process appends JSON lines to $WAGMA_TEST_RESULTS/<host>-<pid>.jsonl:
                                                          each sync(): the model before
                                                          and after (flattened)
   {"kind": "done", "rank", "size", "step", "stats"}      at the end
-argv: total steps, seconds of sleep per step.
+argv: total steps, seconds of sleep per step. WAGMA_TEST_OPTIMIZER=horovod runs the
+same script with Horovod's own DistributedOptimizer and TorchState (the baseline of
+multihost/elastic_startup.py).
 """
 import faulthandler
 import json
@@ -26,9 +28,14 @@ import torch  # noqa: E402
 
 import horovod.torch as hvd  # noqa: E402
 import horovod.torch.elastic as hvd_elastic  # noqa: E402
-import horovod_wagma.torch as wagma  # noqa: E402
-from horovod_wagma.common import membership  # noqa: E402
-from horovod_wagma.torch.elastic import WagmaState  # noqa: E402
+HOROVOD_ONLY = os.environ.get("WAGMA_TEST_OPTIMIZER") == "horovod"
+if HOROVOD_ONLY:
+    wagma = membership = None
+    WagmaState = hvd_elastic.TorchState
+else:
+    import horovod_wagma.torch as wagma  # noqa: E402
+    from horovod_wagma.common import membership  # noqa: E402
+    from horovod_wagma.torch.elastic import WagmaState  # noqa: E402
 
 TOTAL = int(sys.argv[1])
 STEP_S = float(sys.argv[2])
@@ -65,7 +72,8 @@ class LoggedState(WagmaState):
         t0 = time.time()
         super().sync()
         log(kind="sync", sync_s=time.time() - t0, rank=hvd.rank(), size=hvd.size(), before=before,
-            after=flat(self.model), survivor=membership.MEMBERSHIP.was_survivor)
+            after=flat(self.model),
+            survivor=None if HOROVOD_ONLY else membership.MEMBERSHIP.was_survivor)
 
 
 def timed(kind, fn):
@@ -81,12 +89,13 @@ def timed(kind, fn):
 hvd_elastic.shutdown = timed("shutdown", hvd_elastic.shutdown)
 hvd_elastic.init = timed("init", hvd_elastic.init)
 imported = time.time()
-wagma.init()
+hvd.init() if HOROVOD_ONLY else wagma.init()
 log(kind="start", started=STARTED, imported=imported)
 torch.manual_seed(hvd.rank())
 model = torch.nn.Linear(4, 1)
-opt = wagma.DistributedWagmaOptimizer(torch.optim.SGD(model.parameters(), lr=0.05),
-                                      named_parameters=model.named_parameters())
+distributed = hvd.DistributedOptimizer if HOROVOD_ONLY else wagma.DistributedWagmaOptimizer
+opt = distributed(torch.optim.SGD(model.parameters(), lr=0.05),
+                  named_parameters=model.named_parameters())
 state = LoggedState(model, opt, step=0)
 gen = torch.Generator().manual_seed(1000 + os.getpid())
 w_true = torch.tensor([[1.0, -2.0, 0.5, 3.0]])
@@ -111,6 +120,8 @@ def train(state):
 
 log(kind="ready")  # the script's own setup done (imports, model, optimizer)
 train(state)
-opt.join()
+if not HOROVOD_ONLY:
+    opt.join()
 log(kind="done", rank=hvd.rank(), size=hvd.size(), step=state.step,
-    stats=wagma.stats(), changes=membership.MEMBERSHIP.changes)
+    stats=None if HOROVOD_ONLY else wagma.stats(),
+    changes=None if HOROVOD_ONLY else membership.MEMBERSHIP.changes)
