@@ -13,8 +13,8 @@ pacing fix (engine.cc: liveness traffic is not progress), in about 1 launch in 4
 peer from the first steps on while its own loop ran, until the liveness verdict fenced
 it; the test then timed out waiting for 8 ranks at the fault step. The verdicts'
 transport note showed both directions stuck at once: every peer had 9 control frames
-to the isolated rank unfinished, and it had 18-19 to each peer. Since the fix, 12
-launches (3 runs of the module) passed, but the mechanism was never found. The rank
+to the isolated rank unfinished, and it had 18-19 to each peer. Since the fix, 16
+launches (4 runs of the module) passed, but the mechanism was never found. The rank
 killed test's margin is also thin: 6.9-9.0 s against its 10 s.
 """
 import os
