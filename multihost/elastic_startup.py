@@ -27,7 +27,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 
-from elastic_job import ElasticJob, steps_of  # noqa: E402
+from elastic_job import ElasticJob, ranks_past  # noqa: E402
 from multihost.cluster import EmulatedCluster, HostSpec, Link, why_unavailable  # noqa: E402
 
 HOSTS, SLOTS = 4, 2
@@ -44,9 +44,7 @@ def launch(cluster, optimizer, step, gloo_timeout_s, limit_s):
     t0, reached, until = time.monotonic(), None, None
     try:
         while time.monotonic() - t0 < limit_s:
-            last = [steps_of(r)[-1]["step"] if steps_of(r) else 0
-                    for r in job.logs().values()]
-            if sum(s >= step for s in last) >= HOSTS * SLOTS:
+            if ranks_past(job.logs(), step) >= HOSTS * SLOTS:
                 reached, until = time.monotonic() - t0, time.time()
                 break
             time.sleep(0.2)

@@ -159,7 +159,6 @@ nccl_flags() {
   # Prints env assignments for Horovod's NCCL GPU operations, or nothing.
   local mode="${GPU_CHECK_NCCL:-auto}" nvcc inc="" lib="" so wheel_nccl
   [ "$mode" = off ] && return 0
-  # (pip wheel runs with --no-cache-dir: a cached wheel would keep the other choice.)
   # NCCL refuses two ranks on one GPU (ncclCommInitRank: invalid usage, seen on an
   # H100, 2026-11-26), and the bench shares one GPU among its ranks: with fewer GPUs
   # than 2, auto builds Horovod without NCCL, so that it stages through host memory
@@ -219,6 +218,7 @@ step_horovod() {
   # GCC 13's headers no longer include <string>, <cstdint>, <stdexcept> on the way to others;
   # Horovod 0.28.1 (group_table.h, common.h) relied on that (seen on the GPU image, 2026-11-26):
   # the build force-includes both (CXXFLAGS below).
+  # --no-cache-dir below: pip's cached wheel would keep the last build's NCCL choice.
   local work
   work="$(mktemp -d)"
   # shellcheck disable=SC2086  # flags is a list of VAR=value words

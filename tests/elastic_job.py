@@ -132,11 +132,15 @@ def check_steps_never_go_back(logs):
         assert steps == sorted(steps) and len(set(steps)) == len(steps), (who, steps)
 
 
+def ranks_past(logs, step):
+    """How many processes' last logged step is `step` or later."""
+    return sum(bool(steps_of(r)) and steps_of(r)[-1]["step"] >= step for r in logs.values())
+
+
 def ranks_at_step(job, np_, step, timeout=120):
     """Waits until np_ ranks passed `step`; (host, pid) -> rank, from their last step."""
-    job.wait_for(lambda logs: len(logs) >= np_ and sum(
-        bool(steps_of(r)) and steps_of(r)[-1]["step"] >= step for r in logs.values()) >= np_,
-        timeout, f"{np_} ranks at step {step}")
+    job.wait_for(lambda logs: ranks_past(logs, step) >= np_, timeout,
+                 f"{np_} ranks at step {step}")
     return {who: steps_of(r)[-1]["rank"] for who, r in job.logs().items() if steps_of(r)}
 
 
