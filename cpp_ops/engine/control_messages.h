@@ -19,6 +19,9 @@
 //  kStallNotice inspector -> waiters  which ranks round r is missing: the text
 //  kProbe     waiter -> any    is your engine alive? (sent only during long stalls)
 //  kProbeAnswer any -> waiter  yes
+//  kVerdict   any -> live peers (elastic) the sender gave its verdict on a membership
+//                              change and its engine stops for Horovod's reset: the
+//                              verdict's text. Silent from then on, it is not lost.
 // Every message is a fixed header (stream id, round) followed by its payload.
 #pragma once
 
@@ -43,6 +46,7 @@ enum class ControlKind : int {
   kStallNotice = 10,
   kProbe = 11,
   kProbeAnswer = 12,
+  kVerdict = 13,
 };
 
 struct ControlMessage {

@@ -308,6 +308,9 @@ bool Engine::PollControl() {
         break;
       case ControlKind::kProbeAnswer:
         break;  // hearing it was the point
+      case ControlKind::kVerdict:
+        peers_past_verdict_.insert(msg.source);
+        break;
     }
   }
   return any;

@@ -171,6 +171,8 @@ class Engine {
   // Elastic, the verdict on lost_members_ (majority_rule.h): "membership changed: rank(s)
   // ... lost ...; K of P ranks remain", or "fenced: ...".
   std::string LostMembersText() const;
+  // Elastic: tells the peers still live that this engine gave `verdict` and stops.
+  void TellVerdict(const std::string& verdict);
   // Marks `peer` lost (`how`: why); outside elastic, fails the rounds that need it.
   void LosePeer(int peer, const std::string& how);
   void StartJoin();
@@ -182,7 +184,8 @@ class Engine {
   void InspectStalls();
   void OnWaiting(int source, int stream_id, int64_t round);
   void OnStallNotice(int stream_id, int64_t round, const std::string& text);
-  // Peers whose engines may still answer (every other rank that did not leave).
+  // Peers whose engines may still answer (every other rank that did not leave, was not
+  // lost, and did not stop at its own verdict).
   std::vector<int> LivePeerCandidates() const;
   void CheckRegistrationStalls();
 
@@ -220,6 +223,9 @@ class Engine {
   // departed in roster_: no round fails on its own; the verdict ends them all.
   std::set<int> lost_members_;
   std::optional<std::chrono::steady_clock::time_point> first_loss_;
+  // Elastic: peers that gave their own verdict first (kVerdict). Their engines stopped
+  // for Horovod's reset: silent from then on, yet members, neither probed nor lost.
+  std::set<int> peers_past_verdict_;
   std::unique_ptr<StallMonitor> stalls_;
   int64_t in_flight_ = 0;
   // Reductions given up on (a peer left or stalled): their receives are cancelled,

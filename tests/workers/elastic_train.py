@@ -86,6 +86,14 @@ def timed(kind, fn):
     return call
 
 
+# WAGMA_TEST_SLOW_SETTLE="<local rank>:<ms>": that local rank's engines wait longer for
+# a membership change's losses to come in (HOROVOD_WAGMA_LOSS_SETTLE_MS), so the other
+# survivors give their verdicts first (read when each generation's engine starts).
+if os.environ.get("WAGMA_TEST_SLOW_SETTLE"):
+    _local, _ms = os.environ["WAGMA_TEST_SLOW_SETTLE"].split(":")
+    if os.environ.get("HOROVOD_LOCAL_RANK") == _local:
+        os.environ["HOROVOD_WAGMA_LOSS_SETTLE_MS"] = _ms
+
 hvd_elastic.shutdown = timed("shutdown", hvd_elastic.shutdown)
 hvd_elastic.init = timed("init", hvd_elastic.init)
 imported = time.time()
