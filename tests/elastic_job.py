@@ -1,4 +1,4 @@
-"""One Horovod elastic job of workers/elastic_train.py under test, and what its ranks
+"""One Horovod elastic job of workers/elastic_train.py (or its Keras twin) under test, and what its ranks
 logged: shared by test_elastic.py (two "hosts" on this machine) and
 test_multihost_elastic.py (emulated hosts in network namespaces)."""
 import glob
@@ -36,19 +36,19 @@ class ElasticJob:
     the workers started through its agent as `ssh` and Gloo's traffic on eth0."""
 
     def __init__(self, tmp_path, hosts, np_, min_np, max_np, steps, step_s, env_extra=None,
-                 gloo_timeout_s=GLOO_TIMEOUT_S, cluster=None):
+                 gloo_timeout_s=GLOO_TIMEOUT_S, cluster=None, script="elastic_train.py"):
         self.results = str(tmp_path / "results")
         os.makedirs(self.results)
         self.hosts_file = tmp_path / "hosts"
         self.hosts_file.write_text(hosts)
-        script = tmp_path / "discover.sh"
-        script.write_text(f"#!/bin/sh\ncat {self.hosts_file}\n")
-        script.chmod(0o755)
+        discover = tmp_path / "discover.sh"
+        discover.write_text(f"#!/bin/sh\ncat {self.hosts_file}\n")
+        discover.chmod(0o755)
         cmd = [HOROVODRUN, "-np", str(np_), "--min-np", str(min_np), "--max-np",
-               str(max_np), "--host-discovery-script", str(script),
+               str(max_np), "--host-discovery-script", str(discover),
                # Without it horovodrun waits for two hosts to find common interfaces.
                "--network-interface", "lo" if cluster is None else "eth0",
-               sys.executable, os.path.join(WORKERS, "elastic_train.py"), str(steps),
+               sys.executable, os.path.join(WORKERS, script), str(steps),
                str(step_s)]
         # Horovod's own shutdown waits for its background loop, which can sit in a Gloo
         # collective with a survivor that already left it until this timeout (30 s by
@@ -68,14 +68,14 @@ class ElasticJob:
     def logs(self):
         return read_logs(self.results)
 
-    def wait_for(self, predicate, timeout, what):
+    def wait_for(self, predicate, timeout, what, poll_s=0.2):
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if predicate(self.logs()):
                 return
             if self.proc.poll() is not None:
                 break
-            time.sleep(0.2)
+            time.sleep(poll_s)
         self.kill()
         pytest.fail(f"timed out waiting for {what}\n{self.output()[-6000:]}\n"
                     f"{self.stacks()[-12000:]}")
@@ -137,10 +137,10 @@ def ranks_past(logs, step):
     return sum(bool(steps_of(r)) and steps_of(r)[-1]["step"] >= step for r in logs.values())
 
 
-def ranks_at_step(job, np_, step, timeout=120):
+def ranks_at_step(job, np_, step, timeout=120, poll_s=0.2):
     """Waits until np_ ranks passed `step`; (host, pid) -> rank, from their last step."""
     job.wait_for(lambda logs: ranks_past(logs, step) >= np_, timeout,
-                 f"{np_} ranks at step {step}")
+                 f"{np_} ranks at step {step}", poll_s)
     return {who: steps_of(r)[-1]["rank"] for who, r in job.logs().items() if steps_of(r)}
 
 

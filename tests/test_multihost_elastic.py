@@ -195,3 +195,77 @@ def test_host_added(job_on, cluster):
     for who in first:  # membership_changes(), the stats' record of each change
         change = logs[who][-1]["changes"][-1]
         assert change["size"] == 8 and len(change["added"]) == SLOTS, change
+
+
+def test_cascade_global_round_then_recovery(job_on, cluster):
+    """Two hosts lost one after the other: the first while the others wait for it in a
+    global round, the second during the survivors' recovery from the first, once
+    Horovod's reset is done (the first survivor's hvd.init() returned) and WAGMA's part
+    runs: the member set's agreement, the engine's rendezvous, the state's sync. The 4
+    left keep half of the 8, with rank 0, so they go on: no step counter goes back,
+    each model after the sync that formed the 4 is its own replica or the survivors'
+    average, the first host's ranks are named, and all finish at P=4.
+
+    The first host's ranks stop themselves (SIGSTOP) just before the next step whose
+    optimizer step is global (a multiple of sync_period 10, at least 10 steps ahead):
+    the others go on to that step and wait there, in the global round, until the host
+    is killed. Each survivor's last step before its reset must be the one before."""
+    job = job_on(HOSTS, min_np=4)
+    rank_of = ranks_at_step(job, HOSTS * SLOTS, FAULT_AT_STEP)
+    candidates = [h for h in sorted({w[0] for w in rank_of})
+                  if h != cluster.addresses[0] and all(rank_of[w] for w in rank_of if w[0] == h)]
+    assert len(candidates) >= 2, rank_of  # rank 0 and horovodrun hold at most 2 of 4 hosts
+    first, second = candidates[:2]
+    first_ranks = sorted(rank_of[w] for w in rank_of if w[0] == first)
+    latest = max(steps_of(r)[-1]["step"] for r in job.logs().values() if steps_of(r))
+    global_step = (latest // 10 + 2) * 10
+    with open(os.path.join(job.results, "stop_before.tmp"), "w") as f:
+        f.write(f"{first} {global_step}")
+    os.replace(f.name, os.path.join(job.results, "stop_before"))  # whole, never half
+
+    def first_host_stopped(logs):
+        return sum(r["kind"] == "stopped" for w in logs if w[0] == first
+                   for r in logs[w]) == 2
+    job.wait_for(first_host_stopped, 60, f"the first host's stop before step {global_step}")
+    time.sleep(1.0)  # the others reach that step (they were a step or two behind at most)
+    killed_at = time.time()
+    cluster.kill_host(host_index(first))
+    survivors = [w for w in rank_of if w[0] not in (first, second)]
+
+    def a_survivor_reinitialised(logs):
+        return any(r["kind"] == "init" and r["t"] > killed_at
+                   for w in survivors for r in logs.get(w, []))
+    job.wait_for(a_survivor_reinitialised, 60, "a survivor's hvd.init() after the first loss",
+                 poll_s=0.02)
+    second_at = time.time()
+    cluster.kill_host(host_index(second))
+    out = job.finish(300)
+    logs = job.logs()
+    assert len(survivors) == 4
+    check_steps_never_go_back({w: logs[w] for w in survivors})
+    for who in survivors:
+        records = logs[who]
+        restore = next(i for i, r in enumerate(records)
+                       if r["kind"] == "restore" and r["t"] > killed_at)
+        assert steps_of(records[:restore])[-1]["step"] == global_step - 1, \
+            (who, global_step, records[restore - 3:restore])
+        done = records[-1]
+        assert done["kind"] == "done" and done["size"] == 4 and done["step"] == STEPS, done
+        assert done["changes"][-1]["size"] == 4, done["changes"]
+    for rank in first_ranks:
+        assert f"rank {rank} was lost: its connection closed" in out, out[-4000:]
+    # The sync that formed the 4: survivors of the newest replica average theirs, a rank
+    # whose replica is older takes that average.
+    syncs = {w: [r for r in logs[w] if r["kind"] == "sync" and r["size"] == 4][0]
+             for w in survivors}
+    holders = [s for s in syncs.values() if s["survivor"]]
+    assert holders, syncs
+    average = np.mean([np.array(s["before"]) for s in holders], axis=0)
+    for who, sync in syncs.items():
+        after = np.array(sync["after"])
+        assert np.allclose(after, average) or (sync["survivor"] and
+                                               np.allclose(after, sync["before"])), who
+    took = {w: next(r["t"] for r in steps_of(logs[w]) if r["size"] == 4) - second_at
+            for w in survivors}
+    print("cascade: first step on 4 ranks after the second loss (s):", sorted(took.values()),
+          "; changes:", [(c["size"], c["lost"]) for c in logs[survivors[0]][-1]["changes"]])

@@ -16,8 +16,6 @@ argv: total steps, seconds of sleep per step. WAGMA_TEST_OPTIMIZER=horovod runs 
 same script with Horovod's own DistributedOptimizer and TorchState (the baseline of
 multihost/elastic_startup.py).
 """
-import faulthandler
-import json
 import os
 import sys
 import time
@@ -36,26 +34,10 @@ else:
     import horovod_wagma.torch as wagma  # noqa: E402
     from horovod_wagma.common import membership  # noqa: E402
     from horovod_wagma.torch.elastic import WagmaState  # noqa: E402
+from elastic_log import log, stop_here, timed  # noqa: E402
 
 TOTAL = int(sys.argv[1])
 STEP_S = float(sys.argv[2])
-LOG = os.path.join(os.environ["WAGMA_TEST_RESULTS"],
-                   f"{os.environ.get('HOROVOD_HOSTNAME', 'localhost')}-{os.getpid()}.jsonl")
-
-
-# Every thread's stack to <log>.stacks if the process is still running after
-# WAGMA_TEST_STACKS_AFTER seconds: what a hung job's ranks were doing (the test prints
-# them; horovodrun's own output of a killed job is incomplete).
-_stacks = None
-if os.environ.get("WAGMA_TEST_STACKS_AFTER"):
-    _stacks = open(LOG + ".stacks", "w")
-    faulthandler.dump_traceback_later(float(os.environ["WAGMA_TEST_STACKS_AFTER"]),
-                                      file=_stacks)
-
-
-def log(**record):
-    with open(LOG, "a") as f:
-        f.write(json.dumps(dict(record, t=time.time())) + "\n")
 
 
 def flat(model):
@@ -75,24 +57,6 @@ class LoggedState(WagmaState):
             after=flat(self.model),
             survivor=None if HOROVOD_ONLY else membership.MEMBERSHIP.was_survivor)
 
-
-def timed(kind, fn):
-    """fn, logging its seconds: where a reset's time goes (Horovod's reset is
-    shutdown() then init(), looked up in horovod.torch.elastic)."""
-    def call():
-        t0 = time.time()
-        fn()
-        log(kind=kind, took=time.time() - t0)
-    return call
-
-
-# WAGMA_TEST_SLOW_SETTLE="<local rank>:<ms>": that local rank's engines wait longer for
-# a membership change's losses to come in (HOROVOD_WAGMA_LOSS_SETTLE_MS), so the other
-# survivors give their verdicts first (read when each generation's engine starts).
-if os.environ.get("WAGMA_TEST_SLOW_SETTLE"):
-    _local, _ms = os.environ["WAGMA_TEST_SLOW_SETTLE"].split(":")
-    if os.environ.get("HOROVOD_LOCAL_RANK") == _local:
-        os.environ["HOROVOD_WAGMA_LOSS_SETTLE_MS"] = _ms
 
 hvd_elastic.shutdown = timed("shutdown", hvd_elastic.shutdown)
 hvd_elastic.init = timed("init", hvd_elastic.init)
@@ -115,6 +79,7 @@ def train(state):
         time.sleep(STEP_S)
         x = torch.randn(16, 4, generator=gen)
         y = x @ w_true.t()
+        stop_here(state.step + 1, hvd.rank())
         opt.zero_grad()
         torch.nn.functional.mse_loss(model(x), y).backward()
         opt.step()

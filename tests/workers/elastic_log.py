@@ -1,0 +1,69 @@
+"""What the elastic test scripts (elastic_train.py, elastic_train_keras.py) share: their
+log, the stack dump of a hung rank, and the faults a test arranges from inside.
+
+Each process appends JSON lines to $WAGMA_TEST_RESULTS/<host>-<pid>.jsonl (the
+records are listed in elastic_train.py's docstring).
+"""
+import faulthandler
+import json
+import os
+import signal
+import time
+
+LOG = os.path.join(os.environ["WAGMA_TEST_RESULTS"],
+                   f"{os.environ.get('HOROVOD_HOSTNAME', 'localhost')}-{os.getpid()}.jsonl")
+
+
+def log(**record):
+    with open(LOG, "a") as f:
+        f.write(json.dumps(dict(record, t=time.time())) + "\n")
+
+
+# Every thread's stack to <log>.stacks if the process is still running after
+# WAGMA_TEST_STACKS_AFTER seconds: what a hung job's ranks were doing (the test prints
+# them; horovodrun's own output of a killed job is incomplete).
+_stacks = None
+if os.environ.get("WAGMA_TEST_STACKS_AFTER"):
+    _stacks = open(LOG + ".stacks", "w")
+    faulthandler.dump_traceback_later(float(os.environ["WAGMA_TEST_STACKS_AFTER"]),
+                                      file=_stacks)
+
+
+def timed(kind, fn):
+    """fn, logging its seconds: where a reset's time goes (Horovod's reset is
+    shutdown() then init(), looked up in Horovod's elastic module)."""
+    def call():
+        t0 = time.time()
+        fn()
+        log(kind=kind, took=time.time() - t0)
+    return call
+
+
+# WAGMA_TEST_SLOW_SETTLE="<local rank>:<ms>": that local rank's engines wait longer for
+# a membership change's losses to come in (HOROVOD_WAGMA_LOSS_SETTLE_MS), so the other
+# survivors give their verdicts first (read when each generation's engine starts).
+if os.environ.get("WAGMA_TEST_SLOW_SETTLE"):
+    _local, _ms = os.environ["WAGMA_TEST_SLOW_SETTLE"].split(":")
+    if os.environ.get("HOROVOD_LOCAL_RANK") == _local:
+        os.environ["HOROVOD_WAGMA_LOSS_SETTLE_MS"] = _ms
+
+# A test that writes "<host> <step>" to $WAGMA_TEST_RESULTS/stop_before makes that
+# host's ranks stop themselves (SIGSTOP, engine and all) just before that step's
+# optimizer step, once, after logging {"kind": "stopped"}: the other ranks then wait for
+# them in that step's round.
+STOP_FILE = os.path.join(os.environ["WAGMA_TEST_RESULTS"], "stop_before")
+stopped_once = False
+
+
+def stop_here(step, rank):
+    global stopped_once
+    if stopped_once or not os.path.exists(STOP_FILE):
+        return
+    with open(STOP_FILE) as f:
+        host, at = f.read().split()
+    if host == os.environ.get("HOROVOD_HOSTNAME") and step == int(at):
+        stopped_once = True
+        log(kind="stopped", step=step, rank=rank)
+        os.kill(os.getpid(), signal.SIGSTOP)
+
+
