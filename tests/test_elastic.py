@@ -53,6 +53,22 @@ def test_host_killed_survivors_go_on_without_rollback(tmp_path):
     assert len(glob.glob(str(tmp_path / "trace.[0-3].json"))) == 4  # generation 1 kept
 
 
+def test_keras_host_killed_survivors_go_on_without_rollback(tmp_path):
+    """The Keras twin (workers/elastic_train_keras.py): model.fit inside
+    hvd.elastic.run, WagmaState for KerasState. The WAGMA op's membership change reaches
+    Python as a tf.errors.AbortedError, which horovod_wagma.keras's run turns into a
+    reset; the survivors go on from their replicas with freshly traced functions."""
+    job = ElasticJob(tmp_path, "localhost:2\n127.0.0.1:2\n", np_=4, min_np=2, max_np=4,
+                     steps=150, step_s=0.05, script="elastic_train_keras.py")
+    victims, victim_ranks, killed_at = kill_host_at_step(job, None, 4, 30)
+    out = job.finish(300)
+    survivors = [who for who in job.logs() if who not in victims]
+    assert len(survivors) == 2
+    took = check_survivors_went_on(job, survivors, victim_ranks, killed_at, 20, 150)
+    assert "was lost" in out, out[-4000:]
+    print("keras host killed: first step on 2 ranks after (s):", sorted(took.values()))
+
+
 def test_a_stopped_host_is_found_by_liveness_probes(tmp_path):
     """Both ranks of a host stopped (SIGSTOP), not killed: no connection closes, so only
     the engines' liveness probes (a heartbeat under elastic) can tell. Every survivor's

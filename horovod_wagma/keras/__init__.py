@@ -35,6 +35,10 @@ from horovod_wagma.common.schedule import default_group_size, groups  # noqa: E4
 # re-exports all of Horovod's callbacks and adds WAGMA's.
 import horovod_wagma.keras.callbacks  # noqa: E402,F401
 callbacks = sys.modules["horovod_wagma.keras.callbacks"]
+# Likewise `elastic`: Horovod's Keras elastic API, a run that resets on WAGMA's
+# membership changes too, and WagmaState.
+import horovod_wagma.keras.elastic  # noqa: E402,F401
+elastic = sys.modules["horovod_wagma.keras.elastic"]
 from horovod_wagma.keras.optimizer import DistributedWagmaOptimizer  # noqa: E402,F401
 from horovod_wagma.tensorflow.ops import (group_allreduce, group_allreduce_async,  # noqa: E402,F401
                                           group_process_set, init, join, poll, stats,

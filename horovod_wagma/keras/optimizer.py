@@ -50,7 +50,9 @@ class _WagmaKerasMixin:
     def _wagma_average(self, variables):
         w = self._wagma
         core = w["core"]
-        step = w["round"].assign_add(1) - 1
+        # Rounds are numbered from the engine's start: under Horovod elastic it restarts
+        # for each member set while the step count goes on (rebase_rounds).
+        step = w["round"].assign_add(1) - 1 - w["round_base"]
         for i, bucket in enumerate(dtype_buckets(variables, core.fusion_plan)):
             flat, name = pack(bucket), core.names.stream("model", i)
             if w["fp16"] and flat.dtype == tf.float32:
@@ -74,6 +76,11 @@ class _WagmaKerasMixin:
             _hvd_tf.allreduce(s, op=_hvd_tf.Max, name=name)))
         steps.assign(agreed)
         return last
+
+    def rebase_rounds(self):
+        """Horovod elastic: the engine restarted over a new member set, whose rounds
+        start at 0 again; this rank's step count goes on (WagmaState.reset)."""
+        self._wagma["round_base"].assign(self._wagma["round"])
 
     def wagma_status(self):
         """A read-only WagmaStatus (call outside a tf.function): stream prefix, tau,
@@ -142,8 +149,9 @@ def DistributedWagmaOptimizer(optimizer, name=None, device_dense="", device_spar
     wrapped = wrapped_class(optimizer, _WagmaKerasMixin).from_config(optimizer.get_config())
     with tf.init_scope():
         round_var = tf.Variable(0, dtype=tf.int64, trainable=False, name="wagma_round")
+        round_base = tf.Variable(0, dtype=tf.int64, trainable=False, name="wagma_round_base")
     wrapped._wagma = dict(
-        core=core, round=round_var, fp16=compression is Compression.fp16,
+        core=core, round=round_var, round_base=round_base, fp16=compression is Compression.fp16,
         qgm=QuasiGlobalMomentum() if knobs.average_optimizer_state == "quasi_global"
         else None)
     return wrapped
