@@ -36,7 +36,10 @@ class ElasticJob:
     the workers started through its agent as `ssh` and Gloo's traffic on eth0."""
 
     def __init__(self, tmp_path, hosts, np_, min_np, max_np, steps, step_s, env_extra=None,
-                 gloo_timeout_s=GLOO_TIMEOUT_S, cluster=None, script="elastic_train.py"):
+                 gloo_timeout_s=GLOO_TIMEOUT_S, cluster=None, script="elastic_train.py",
+                 argv=None):
+        """`script`: a worker in tests/workers (or a path), run with `argv` (default:
+        steps, step_s)."""
         self.results = str(tmp_path / "results")
         os.makedirs(self.results)
         self.hosts_file = tmp_path / "hosts"
@@ -48,8 +51,8 @@ class ElasticJob:
                str(max_np), "--host-discovery-script", str(discover),
                # Without it horovodrun waits for two hosts to find common interfaces.
                "--network-interface", "lo" if cluster is None else "eth0",
-               sys.executable, os.path.join(WORKERS, script), str(steps),
-               str(step_s)]
+               sys.executable, os.path.join(WORKERS, script)] + [
+                   str(a) for a in (argv if argv is not None else (steps, step_s))]
         # Horovod's own shutdown waits for its background loop, which can sit in a Gloo
         # collective with a survivor that already left it until this timeout (30 s by
         # default: measured 30 s before the survivors' first step on the new set). None:

@@ -29,6 +29,23 @@ if os.environ.get("WAGMA_TEST_STACKS_AFTER"):
                                       file=_stacks)
 
 
+def logged_state(state_class, hvd, flat, survivor):
+    """`state_class` (a WagmaState, or Horovod's own) that logs Horovod's resets and
+    each sync: the model (`flat(model)`, a list) before and after, and `survivor()`."""
+    class LoggedState(state_class):
+        def restore(self):
+            log(kind="restore")  # hvd.elastic.run caught an error (Horovod may be down)
+            super().restore()
+
+        def sync(self):
+            before = flat(self.model)
+            t0 = time.time()
+            super().sync()
+            log(kind="sync", sync_s=time.time() - t0, rank=hvd.rank(), size=hvd.size(),
+                before=before, after=flat(self.model), survivor=survivor())
+    return LoggedState
+
+
 def timed(kind, fn):
     """fn, logging its seconds: where a reset's time goes (Horovod's reset is
     shutdown() then init(), looked up in Horovod's elastic module)."""

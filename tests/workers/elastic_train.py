@@ -34,7 +34,7 @@ else:
     import horovod_wagma.torch as wagma  # noqa: E402
     from horovod_wagma.common import membership  # noqa: E402
     from horovod_wagma.torch.elastic import WagmaState  # noqa: E402
-from elastic_log import log, stop_here, timed  # noqa: E402
+from elastic_log import log, logged_state, stop_here, timed  # noqa: E402
 
 TOTAL = int(sys.argv[1])
 STEP_S = float(sys.argv[2])
@@ -44,19 +44,9 @@ def flat(model):
     return torch.cat([p.data.reshape(-1) for p in model.parameters()]).tolist()
 
 
-class LoggedState(WagmaState):
-    def restore(self):
-        log(kind="restore")  # hvd.elastic.run caught an error (Horovod may be down)
-        super().restore()
-
-    def sync(self):
-        before = flat(self.model)
-        t0 = time.time()
-        super().sync()
-        log(kind="sync", sync_s=time.time() - t0, rank=hvd.rank(), size=hvd.size(), before=before,
-            after=flat(self.model),
-            survivor=None if HOROVOD_ONLY else membership.MEMBERSHIP.was_survivor)
-
+LoggedState = logged_state(
+    WagmaState, hvd, flat,
+    lambda: None if HOROVOD_ONLY else membership.MEMBERSHIP.was_survivor)
 
 hvd_elastic.shutdown = timed("shutdown", hvd_elastic.shutdown)
 hvd_elastic.init = timed("init", hvd_elastic.init)

@@ -17,7 +17,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from horovod_wagma.common import membership  # noqa: E402
-from elastic_log import log, timed  # noqa: E402
+from elastic_log import log, logged_state, timed  # noqa: E402
 
 TOTAL = int(sys.argv[1])
 STEP_S = float(sys.argv[2])
@@ -27,18 +27,8 @@ def flat(model):
     return np.concatenate([v.numpy().ravel() for v in model.variables]).tolist()
 
 
-class LoggedState(hvd.elastic.WagmaState):
-    def restore(self):
-        log(kind="restore")  # hvd.elastic.run caught an error (Horovod may be down)
-        super().restore()
-
-    def sync(self):
-        before = flat(self.model)
-        t0 = time.time()
-        super().sync()
-        log(kind="sync", sync_s=time.time() - t0, rank=hvd.rank(), size=hvd.size(),
-            before=before, after=flat(self.model),
-            survivor=membership.MEMBERSHIP.was_survivor)
+LoggedState = logged_state(hvd.elastic.WagmaState, hvd, flat,
+                           lambda: membership.MEMBERSHIP.was_survivor)
 
 
 class StepLog(tf.keras.callbacks.Callback):
