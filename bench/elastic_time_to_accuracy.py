@@ -108,7 +108,8 @@ def report(results, methods, seeds):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--methods", default="wagma,horovod")
-    p.add_argument("--seeds", type=int, default=3)
+    p.add_argument("--seeds", type=int, default=3, help="how many seeds")
+    p.add_argument("--first-seed", type=int, default=0)
     p.add_argument("--steps", type=int, default=600, help="steps per run")
     p.add_argument("--kill-step", type=int, default=100, help="a third of the run")
     p.add_argument("--step-s", type=float, default=0.05, help="sleep per step")
@@ -122,7 +123,8 @@ def main():
     reason = why_unavailable()
     if reason:
         sys.exit(f"emulated hosts unavailable: {reason}")
-    methods, seeds = args.methods.split(","), list(range(args.seeds))
+    methods = args.methods.split(",")
+    seeds = list(range(args.first_seed, args.first_seed + args.seeds))
     results = []
     with EmulatedCluster([HostSpec(SLOTS, Link(1.0, 1000.0)) for _ in range(HOSTS)],
                          tempfile.mkdtemp(prefix="wagma_elastic_tta_cluster_")) as cluster:
