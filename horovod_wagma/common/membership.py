@@ -100,3 +100,11 @@ MEMBERSHIP = Membership()
 def elastic():
     """True when Horovod runs elastic (horovodrun --min-np/--host-discovery-script)."""
     return os.environ.get("HOROVOD_ELASTIC", "0") == "1"
+
+
+def membership_changes():
+    """Horovod elastic: this rank's record of member-set changes, oldest first, each
+    {"time", "generation", "size", "rank", "lost", "added"} (lost: ranks of the
+    previous member set; added: ranks in the new one). Exported by both frameworks'
+    modules."""
+    return [dict(c) for c in MEMBERSHIP.changes]

@@ -10,7 +10,7 @@ from horovod.torch import poll as _hvd_poll, synchronize as _hvd_synchronize
 
 from horovod_wagma.common.config import WagmaConfig
 from horovod_wagma.common.errors import WagmaError, WagmaFenced, WagmaMembershipChanged
-from horovod_wagma.common.membership import MEMBERSHIP as _MEMBERSHIP
+from horovod_wagma.common.membership import membership_changes  # noqa: F401
 from horovod_wagma.common.schedule import default_group_size
 from horovod_wagma.common.schedule import groups as _groups
 from horovod_wagma.torch import ops as _ops
@@ -19,13 +19,6 @@ from horovod_wagma.torch.ops import (GroupAllreduceHandle, group_allreduce,
                                      group_allreduce_, group_allreduce_async,
                                      group_allreduce_async_, group_process_set, init,
                                      join, stats)
-
-
-def membership_changes():
-    """Horovod elastic: this rank's record of member-set changes, oldest first, each
-    {"time", "generation", "size", "rank", "lost", "added"} (lost: ranks of the
-    previous member set; added: ranks in the new one)."""
-    return [dict(c) for c in _MEMBERSHIP.changes]
 
 
 def groups(size, group_size=None):

@@ -87,4 +87,4 @@ if not HOROVOD_ONLY:
     opt.join()
 log(kind="done", rank=hvd.rank(), size=hvd.size(), step=state.step,
     stats=None if HOROVOD_ONLY else wagma.stats(),
-    changes=None if HOROVOD_ONLY else membership.MEMBERSHIP.changes)
+    changes=None if HOROVOD_ONLY else wagma.membership_changes())

@@ -77,4 +77,4 @@ log(kind="ready")  # the script's own setup done (imports, model, optimizer)
 train(state)
 model.optimizer.join()
 log(kind="done", rank=hvd.rank(), size=hvd.size(), step=state.step, stats=hvd.stats(),
-    changes=membership.MEMBERSHIP.changes)
+    changes=hvd.membership_changes())
