@@ -8,9 +8,9 @@ argv: method (wagma|horovod), seed, steps, seconds of sleep per step (the stand-
 accelerator compute), steps between evaluations. Each process appends JSON lines to
 $WAGMA_TEST_RESULTS/<host>-<pid>.jsonl: {"kind": "step", "t", "step", "rank", "size"},
 with "acc" (held-out accuracy of this rank's replica, %) on rank 0 every evaluation,
-and {"kind": "restore"} when Horovod's run resets.
+{"kind": "restore"} when Horovod's run resets and {"kind": "sync", "sync_s"} after each
+state sync (tests/workers/elastic_log.py, which the elastic tests' workers use too).
 """
-import json
 import os
 import sys
 import time
@@ -18,9 +18,12 @@ import time
 import numpy as np
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests", "workers"))
 import tasks  # noqa: E402
 import horovod.torch as hvd  # noqa: E402
+from elastic_log import log, logged_state  # noqa: E402
 
 METHOD, SEED, STEPS, STEP_S, EVAL_EVERY = (sys.argv[1], int(sys.argv[2]), int(sys.argv[3]),
                                            float(sys.argv[4]), int(sys.argv[5]))
@@ -30,20 +33,7 @@ if METHOD == "wagma":
 else:
     wagma = None
     State = hvd.elastic.TorchState
-LOG = os.path.join(os.environ["WAGMA_TEST_RESULTS"],
-                   f"{os.environ.get('HOROVOD_HOSTNAME', 'localhost')}-{os.getpid()}.jsonl")
-
-
-def log(**record):
-    with open(LOG, "a") as f:
-        f.write(json.dumps(dict(record, t=time.time())) + "\n")
-
-
-class LoggedState(State):
-    def restore(self):
-        log(kind="restore")
-        super().restore()
-
+LoggedState = logged_state(State, hvd)
 
 torch.set_num_threads(1)  # 8 ranks share 2 cores
 (wagma.init if wagma else hvd.init)()

@@ -4,7 +4,9 @@ framework in it. A Horovod elastic ``State`` that never rolls back.
 * ``restore()`` undoes nothing: after a membership change each survivor keeps its own
   current replica and counters, so no step counter goes backwards.
 * ``reset()`` (after Horovod's own reset) ends the old member set's engine; the next
-  WAGMA call, or ``sync()``, starts one over the new member set (membership.py).
+  WAGMA call, or ``sync()``, starts one over the new member set (membership.py). The
+  optimizer's rounds are rebased: the new engine counts rounds from 0, while this
+  rank's step count goes on.
 * ``sync()``: with survivors (ranks that hold a replica of the previous member set),
   every rank takes the survivors' average of the model, in which joiners weigh 0:
   w <- sum_i s_i w_i / sum_i s_i, s_i = 1 for a survivor, 0 for a joiner; joiners also
@@ -13,8 +15,8 @@ framework in it. A Horovod elastic ``State`` that never rolls back.
 * ``commit()`` saves only the counters (and whatever ``save`` adds, e.g. the RNG
   state), never the model, and checks for host updates as Horovod's does.
 
-A framework's state supplies the model's part: ``_broadcast_model``, ``_average_model``
-and ``_after_restart``.
+A framework's state sets ``self.optimizer`` and supplies the model's part:
+``_broadcast_model``, ``_average_model`` and, if it needs one, ``_after_restart``.
 """
 from horovod.common.elastic import ObjectState
 
@@ -35,6 +37,9 @@ class ElasticStateCore(ObjectState):
         """After Horovod's reset: the engine restarts over the new member set at the
         next WAGMA call (or ``sync()``)."""
         self._basics.restart()
+        rebase = getattr(self.optimizer, "rebase_rounds", None)
+        if rebase is not None:  # a WAGMA optimizer (a plain one has no rounds)
+            rebase()
         self._after_restart()
 
     def sync(self):
@@ -58,7 +63,7 @@ class ElasticStateCore(ObjectState):
 
     # -- the framework's part -----------------------------------------------------------
     def _after_restart(self):
-        """The engine of the old member set ended: e.g. rebase the optimizer's rounds."""
+        """The engine of the old member set ended: e.g. drop what was traced for it."""
 
     def _broadcast_model(self, root_rank):
         raise NotImplementedError

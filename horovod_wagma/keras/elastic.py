@@ -64,9 +64,6 @@ class WagmaState(ElasticStateCore):
         super().__init__(_hvd_tf, ops._basics, **kwargs)
 
     def _after_restart(self):
-        rebase = getattr(self.optimizer, "rebase_rounds", None)
-        if rebase is not None:
-            rebase()
         # The traced train step holds the old member set's process-set sizes.
         self.model.train_function = None
         self.model.test_function = None

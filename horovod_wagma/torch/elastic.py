@@ -34,12 +34,6 @@ class WagmaState(ElasticStateCore):
         super().save()
         self._rng = torch.get_rng_state()
 
-    def _after_restart(self):
-        # The new engine's rounds start at 0; this rank's step count goes on.
-        rebase = getattr(self.optimizer, "rebase_rounds", None)
-        if rebase is not None:
-            rebase()
-
     def _broadcast_model(self, root_rank):
         _hvd.broadcast_parameters(self.model.state_dict(), root_rank=root_rank)
 

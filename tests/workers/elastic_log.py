@@ -29,20 +29,24 @@ if os.environ.get("WAGMA_TEST_STACKS_AFTER"):
                                       file=_stacks)
 
 
-def logged_state(state_class, hvd, flat, survivor):
+def logged_state(state_class, hvd, flat=None, survivor=None):
     """`state_class` (a WagmaState, or Horovod's own) that logs Horovod's resets and
-    each sync: the model (`flat(model)`, a list) before and after, and `survivor()`."""
+    each sync's seconds; with `flat`, also the model (`flat(model)`, a list) before and
+    after, and `survivor()`."""
     class LoggedState(state_class):
         def restore(self):
             log(kind="restore")  # hvd.elastic.run caught an error (Horovod may be down)
             super().restore()
 
         def sync(self):
-            before = flat(self.model)
+            before = flat(self.model) if flat else None
             t0 = time.time()
             super().sync()
-            log(kind="sync", sync_s=time.time() - t0, rank=hvd.rank(), size=hvd.size(),
-                before=before, after=flat(self.model), survivor=survivor())
+            record = dict(kind="sync", sync_s=time.time() - t0, rank=hvd.rank(),
+                          size=hvd.size())
+            if flat:
+                record.update(before=before, after=flat(self.model), survivor=survivor())
+            log(**record)
     return LoggedState
 
 
