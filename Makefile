@@ -26,7 +26,8 @@ test-unstable: install
 	$(PY) -m pytest -v -m unstable tests
 
 # The engine's round rules (docs/design.md, section 2), its handle table, the
-# majority rule and peer liveness, without MPI: plain g++, their own sources only.
+# majority rule, peer liveness and its settings' transport defaults, without MPI:
+# plain g++, their own sources only.
 UNIT_CXX := g++ -std=c++17 -O1 -Wall -Wextra -Werror -pthread -Icpp_ops/engine
 engine-unit-test:
 	mkdir -p build
@@ -39,10 +40,13 @@ engine-unit-test:
 	$(UNIT_CXX) cpp_ops/engine/peer_liveness.cc cpp_ops/engine/stall_monitor.cc \
 		cpp_ops/engine/stall_inspector.cc cpp_ops/engine/stream_spec.cc cpp_ops/engine/data_type.cc \
 		cpp_ops/engine/tests/peer_liveness_test.cc -o build/peer_liveness_test
+	$(UNIT_CXX) cpp_ops/engine/engine_settings.cc cpp_ops/engine/tests/engine_settings_test.cc \
+		-o build/engine_settings_test
 	build/round_policy_test
 	build/handle_table_test
 	build/majority_rule_test
 	build/peer_liveness_test
+	build/engine_settings_test
 
 # Three emulated hosts (network namespaces, TCP, per-link latency and bandwidth caps):
 # gossip exactness, a straggler host, horovodrun, a host killed and a link cut, with a

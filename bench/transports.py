@@ -10,6 +10,11 @@ as users' scripts have. Each rank times ``--steps`` steps after ``--warmup`` bet
 Horovod barriers; the figure is samples/s summed over ranks. The table gives each
 transport's median and min-max over trials and the per-trial ratio Gloo / MPI.
 
+Where the time goes, per run: the optimizer step's wall time (median over ranks of
+each rank's median, and the largest rank's 99th percentile), and for each metric
+allreduce how far apart the ranks arrived at it and how long it took after the last
+one arrived (medians over the run's calls, and the largest).
+
 ``--hosts N`` runs across N emulated hosts of 2 ranks (multihost/cluster.py: network
 namespaces, TCP between hosts; root only) instead of one host.
 
@@ -46,28 +51,56 @@ def run_rank(args):
     x = torch.randn(harness.BATCH, 784, generator=gen)
     y = torch.randint(0, 10, (harness.BATCH,), generator=gen)
 
+    step_s, metric_calls = [], []  # opt.step's wall; (arrived, done) per metric call
+
     def step(i):
         time.sleep(args.step_ms / 1000.0)
         opt.zero_grad()
         loss = torch.nn.functional.cross_entropy(model(x), y)
         loss.backward()
+        t = time.perf_counter()
         opt.step()
+        step_s.append(time.perf_counter() - t)
         if args.metric_every and i % args.metric_every == 0:
+            arrived = time.time()
             hvd.allreduce(loss.detach(), name="metric.loss")
+            metric_calls.append((arrived, time.time()))
 
     for i in range(args.warmup):
         step(i)
     hvd.barrier()
+    step_s.clear()
+    metric_calls.clear()
     t0 = time.perf_counter()
     for i in range(args.steps):
         step(i)
     rate = args.steps * harness.BATCH / (time.perf_counter() - t0)
     hvd.barrier()
-    rates = hvd.allgather_object(rate)
+    per_rank = hvd.allgather_object((rate, step_s, metric_calls))
     opt.join()
     if hvd.rank() == 0:
         with open(os.environ["WAGMA_BENCH_OUT"], "w") as f:
-            json.dump({"rate": sum(rates), "ranks": hvd.size()}, f)
+            json.dump({"rate": sum(r[0] for r in per_rank), "ranks": hvd.size(),
+                       "breakdown": breakdown(per_rank)}, f)
+
+
+def breakdown(per_rank):
+    """Milliseconds: the optimizer step (median over ranks of each rank's median; the
+    largest 99th percentile) and the metric allreduces (ranks' arrival spread, time
+    after the last arrival: median over calls, and the largest)."""
+    def pct(values, q):
+        values = sorted(values)
+        return values[min(len(values) - 1, int(q * len(values)))] if values else 0.0
+    calls = list(zip(*[r[2] for r in per_rank]))  # per call: each rank's (arrived, done)
+    spread = [max(a for a, _ in c) - min(a for a, _ in c) for c in calls]
+    after = [min(d for _, d in c) - max(a for a, _ in c) for c in calls]
+    ms = lambda v: round(1e3 * v, 1)  # noqa: E731
+    return dict(step_p50=ms(statistics.median(pct(r[1], 0.5) for r in per_rank)),
+                step_p99_max=ms(max(pct(r[1], 0.99) for r in per_rank)),
+                metric_spread=ms(statistics.median(spread)) if spread else None,
+                metric_spread_max=ms(max(spread)) if spread else None,
+                metric_after_last=ms(statistics.median(after)) if after else None,
+                metric_after_last_max=ms(max(after)) if after else None)
 
 
 def launch_command(transport, args, cluster):
@@ -90,17 +123,21 @@ def one_run(transport, args, cluster):
         raise RuntimeError(f"{transport} run failed ({proc.returncode}):\n"
                            f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
     with open(out) as f:
-        return json.load(f)["rate"]
+        return json.load(f)
 
 
 def measure(args, cluster=None):
     rates = {t: [] for t in TRANSPORTS}
+    breakdowns = {t: [] for t in TRANSPORTS}
     for trial in range(args.trials):
         order = TRANSPORTS if trial % 2 == 0 else TRANSPORTS[::-1]
         for t in order:
-            rates[t].append(one_run(t, args, cluster))
-            print(f"  trial {trial}: {t:4s} {rates[t][-1]:8.0f} samples/s", flush=True)
-    return rates
+            run = one_run(t, args, cluster)
+            rates[t].append(run["rate"])
+            breakdowns[t].append(run["breakdown"])
+            print(f"  trial {trial}: {t:4s} {run['rate']:8.0f} samples/s  "
+                  f"ms: {run['breakdown']}", flush=True)
+    return rates, breakdowns
 
 
 def table(rates, where):
@@ -136,16 +173,16 @@ def main():
         from multihost.cluster import EmulatedCluster, HostSpec
         with tempfile.TemporaryDirectory() as work, \
                 EmulatedCluster([HostSpec(2) for _ in range(args.hosts)], work) as cluster:
-            rates = measure(args, cluster)
+            rates, breakdowns = measure(args, cluster)
         where = f"{args.hosts} emulated hosts x 2 ranks"
     else:
-        rates = measure(args)
+        rates, breakdowns = measure(args)
         where = f"one host, {args.np} ranks"
     text, ratios = table(rates, where)
     print(text)
     if args.json:
         harness.write_json(args.json, dict(where=where, args=vars(args), rates=rates,
-                                           ratios=ratios), indent=1)
+                                           ratios=ratios, breakdowns=breakdowns), indent=1)
 
 
 if __name__ == "__main__":

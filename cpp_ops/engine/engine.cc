@@ -52,7 +52,7 @@ std::string Engine::Start(const TransportFactory& connect) {
   if (!error.empty()) return error;
   rank_ = transport_->rank();
   size_ = transport_->size();
-  settings_ = EngineSettings::FromEnv();
+  settings_ = EngineSettings::FromEnv(transport_->ProgressesOnItsOwn());
   error = cut_.Init(*transport_, settings_.fragments);  // collective too
   if (!error.empty()) return error;
   pacer_.Configure(settings_.pacer);

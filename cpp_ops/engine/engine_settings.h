@@ -47,7 +47,9 @@ struct EngineSettings {
   // process or host) is lost at once whatever this is.
   double liveness_s = 10.0;
 
-  static EngineSettings FromEnv();
+  // `transport_progresses_on_its_own`: see Transport::ProgressesOnItsOwn; the engine
+  // thread then does not spin by default (HOROVOD_WAGMA_SPIN_US).
+  static EngineSettings FromEnv(bool transport_progresses_on_its_own = false);
 };
 
 }  // namespace wagma

@@ -78,6 +78,7 @@ class GlooTransport : public Transport {
   void Close() override;
   std::vector<int> LostPeers() override;
   std::string PeerNote(int peer) override;
+  bool ProgressesOnItsOwn() const override { return true; }
 
   struct State;  // Gloo objects, kept out of this header
 

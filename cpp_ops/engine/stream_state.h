@@ -55,6 +55,10 @@ struct RoundState {
   // still receives it) when its app is also more than max_staleness steps behind the
   // round's most advanced member (`steps_behind`, known once completed).
   bool stale_in_rounds = false;
+  // Passive, serving this rank's final model (it had called join(), or was shutting
+  // down, when its engine joined the round): the value always counts and has no age.
+  // Kept from the passive join, since the join may end before the round completes.
+  bool final_model = false;
   int64_t age_rounds = 0;
   int64_t steps_behind = 0;
   // Once completed: how many members the mean is over, and whether this rank is one.

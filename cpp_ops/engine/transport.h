@@ -80,6 +80,10 @@ class Transport {
   // What this transport knows of its traffic with `peer`, for a loss verdict's text
   // (" [...]"), or "".
   virtual std::string PeerNote(int /*peer*/) { return ""; }
+  // True when a thread of the transport's own moves the bytes (Gloo's device loop),
+  // so that the engine's polls only observe completions; false when polling is what
+  // moves them (MPI progresses inside MPI_Test).
+  virtual bool ProgressesOnItsOwn() const { return false; }
 };
 
 }  // namespace wagma
