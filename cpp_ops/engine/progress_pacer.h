@@ -1,10 +1,10 @@
 // ProgressPacer: when the engine thread polls again, yields, or sleeps, and how long.
 //
 // Never busy-poll a core away from training. Right after activity replies are likely:
-// spin (where polling moves the bytes, as MPI's does; not on Gloo, whose own thread
-// moves them: EngineSettings), yielding the core to anyone runnable (25 times longer while reductions are in
+// spin, yielding the core to anyone runnable (25 times longer while reductions are in
 // flight: peers' messages and the rendezvous hand-shakes of large ones need this
-// thread promptly). Then sleep a quarter of the idle time so far, so that wake-ups get
+// thread promptly), where polling is what moves the bytes (MPI; not Gloo, whose own
+// thread moves them: EngineSettings::FromEnv). Then sleep a quarter of the idle time so far, so that wake-ups get
 // rarer the longer nothing happens, capped at 200 us while rounds are in flight and
 // otherwise at idle_sleep_us (at least 4 ms after two idle seconds). A new request
 // wakes the thread at once (RequestQueue).
