@@ -4,10 +4,10 @@
 // spin, yielding the core to anyone runnable (25 times longer while reductions are in
 // flight: peers' messages and the rendezvous hand-shakes of large ones need this
 // thread promptly), where polling is what moves the bytes (MPI; not Gloo, whose own
-// thread moves them: EngineSettings::FromEnv). Then sleep a quarter of the idle time so far, so that wake-ups get
-// rarer the longer nothing happens, capped at 200 us while rounds are in flight and
-// otherwise at idle_sleep_us (at least 4 ms after two idle seconds). A new request
-// wakes the thread at once (RequestQueue).
+// thread moves them: EngineSettings::FromEnv). Then sleep a quarter of the idle time
+// so far, so that wake-ups get rarer the longer nothing happens, capped at 200 us
+// while rounds are in flight and otherwise at idle_sleep_us (at least 4 ms after two
+// idle seconds). A new request wakes the thread at once (RequestQueue).
 //
 // Also counts the app threads that drive progress themselves while they wait
 // (HOROVOD_WAGMA_CALLER_PROGRESS_US > 0): while there is one the engine thread
