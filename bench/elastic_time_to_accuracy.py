@@ -25,7 +25,6 @@ import argparse
 import json
 import os
 import pathlib
-import statistics
 import sys
 import tempfile
 import time
@@ -38,7 +37,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests"))
 import harness  # noqa: E402
 from elastic_job import ElasticJob, host_without_rank_0, ranks_at_step  # noqa: E402
 from multihost.cluster import EmulatedCluster, HostSpec, Link, why_unavailable  # noqa: E402
-from table import fmt_spread, print_table  # noqa: E402
+from table import fmt_spread, print_table, spread  # noqa: E402
 from tasks import MLPTask  # noqa: E402
 
 HOSTS, SLOTS = 4, 2
@@ -77,11 +76,6 @@ def run_once(cluster, method, seed, layout, args):
             "restores": sum(r["kind"] == "restore" for recs in job.logs().values()
                             for r in recs),
             "logs": str(tmp)}
-
-
-def spread(values):
-    values = [v for v in values if v is not None]
-    return (statistics.median(values), min(values), max(values)) if values else None
 
 
 def report(results, methods, seeds):

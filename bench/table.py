@@ -1,5 +1,7 @@
-"""The one table printer of the benchmarks, and the number formats they share."""
+"""The one table printer of the benchmarks, and the summaries and number formats they
+share."""
 import math
+import statistics
 
 
 def print_table(rows, notes=True):
@@ -16,6 +18,13 @@ def print_table(rows, notes=True):
         print(("  " + cells + ("  " + tail if tail else "")).rstrip())
         if i == 0:
             print("  " + "-" * (sum(widths) + 2 * (ncol - 1)))
+
+
+def spread(values):
+    """(median, min, max) of the values that are not None or NaN (inf counts as the
+    largest); None when no value is left."""
+    vals = sorted(v for v in values if v is not None and not math.isnan(v))
+    return (statistics.median(vals), vals[0], vals[-1]) if vals else None
 
 
 def fmt_time(t):

@@ -21,7 +21,7 @@ import harness
 import methods as registry
 import plot
 import tasks as task_lib
-from table import fmt_spread, fmt_time, print_table
+from table import fmt_spread, fmt_time, print_table, spread
 
 TARGET_VS_HOROVOD, TARGET_VS_LOCAL = 0.7, 0.8
 # Seconds of training per run: Horovod, whose step lasts the slowest rank's (50 ms
@@ -328,21 +328,10 @@ def final_accuracy(run):
     return sum(accs) / len(accs)
 
 
-def spread(values):
-    """(median, min, max); inf counts as the largest value."""
-    vals = sorted(values)
-    return statistics.median(vals), vals[0], vals[-1]
-
-
 def ratio(a, b):
     if b == math.inf or b == 0:
         return math.nan
     return a / b
-
-
-def _ratio_spread(values):
-    vals = [v for v in values if not math.isnan(v)]
-    return spread(vals) if vals else None
 
 
 def analyse_case(runs, methods, target):
@@ -362,8 +351,8 @@ def analyse_case(runs, methods, target):
             "time": spread(times[m].values()),
             "reached": sum(t < math.inf for t in times[m].values()),
             "seeds": len(seeds),
-            "x_horovod": _ratio_spread(vs_h),
-            "x_best_local": _ratio_spread(vs_l),
+            "x_horovod": spread(vs_h),
+            "x_best_local": spread(vs_l),
             "steps_per_s": statistics.median(by[m][s]["steps_per_s"] for s in seeds),
             "final_acc": statistics.median(final_accuracy(by[m][s]) for s in seeds),
         }
