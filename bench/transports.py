@@ -4,7 +4,8 @@ same WAGMA job launched by mpirun (engine on MPI) and by horovodrun --gloo (engi
 Gloo, no MPI in the job), alternating within each trial.
 
 The job: the PyTorch MLP of imbalance.py's size class (``--hidden``), WAGMA's optimizer
-with its defaults, ``--step-ms`` of sleep per step standing in for accelerator compute
+with its defaults (``--optimizer horovod``: Horovod's own DistributedOptimizer, the
+reference for what Gloo costs Horovod itself here), ``--step-ms`` of sleep per step standing in for accelerator compute
 (no imbalance), a metric allreduce (``hvd.allreduce``) every ``--metric-every`` steps
 as users' scripts have. Each rank times ``--steps`` steps after ``--warmup`` between two
 Horovod barriers; the figure is samples/s summed over ranks. The table gives each
@@ -18,7 +19,8 @@ one arrived (medians over the run's calls, and the largest).
 ``--hosts N`` runs across N emulated hosts of 2 ranks (multihost/cluster.py: network
 namespaces, TCP between hosts; root only) instead of one host.
 
-    python bench/transports.py [--np 8] [--trials 5] [--hosts 0] [--json PATH]
+    python bench/transports.py [--np 8] [--trials 5] [--hosts 0] [--metric-every 50]
+                               [--optimizer wagma|horovod] [--json PATH]
 """
 import argparse
 import json
@@ -45,8 +47,10 @@ def run_rank(args):
     torch.manual_seed(args.seed)
     model = torch.nn.Sequential(torch.nn.Linear(784, args.hidden), torch.nn.ReLU(),
                                 torch.nn.Linear(args.hidden, 10))
-    opt = hvd.DistributedWagmaOptimizer(torch.optim.SGD(model.parameters(), lr=0.01),
-                                        named_parameters=model.named_parameters())
+    wrap = (hvd.DistributedWagmaOptimizer if args.optimizer == "wagma"
+            else hvd.DistributedOptimizer)
+    opt = wrap(torch.optim.SGD(model.parameters(), lr=0.01),
+               named_parameters=model.named_parameters())
     gen = torch.Generator().manual_seed(args.seed + hvd.rank())
     x = torch.randn(harness.BATCH, 784, generator=gen)
     y = torch.randint(0, 10, (harness.BATCH,), generator=gen)
@@ -77,7 +81,8 @@ def run_rank(args):
     rate = args.steps * harness.BATCH / (time.perf_counter() - t0)
     hvd.barrier()
     per_rank = hvd.allgather_object((rate, step_s, metric_calls))
-    opt.join()
+    if args.optimizer == "wagma":
+        opt.join()
     if hvd.rank() == 0:
         with open(os.environ["WAGMA_BENCH_OUT"], "w") as f:
             json.dump({"rate": sum(r[0] for r in per_rank), "ranks": hvd.size(),
@@ -158,7 +163,9 @@ def main():
     p.add_argument("--warmup", type=int, default=30)
     p.add_argument("--step-ms", type=float, default=10.0)
     p.add_argument("--hidden", type=int, default=256)
-    p.add_argument("--metric-every", type=int, default=50)
+    p.add_argument("--metric-every", type=int, default=50,
+                   help="steps between metric allreduces (0: none)")
+    p.add_argument("--optimizer", choices=("wagma", "horovod"), default="wagma")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--hosts", type=int, default=0,
                    help="emulated hosts of 2 ranks each (0: this host, --np ranks)")
@@ -178,6 +185,7 @@ def main():
     else:
         rates, breakdowns = measure(args)
         where = f"one host, {args.np} ranks"
+    where += f", {args.optimizer}'s optimizer, metric every {args.metric_every or '-'}"
     text, ratios = table(rates, where)
     print(text)
     if args.json:
