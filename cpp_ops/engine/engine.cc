@@ -53,8 +53,17 @@ std::string Engine::Start(const TransportFactory& connect) {
   rank_ = transport_->rank();
   size_ = transport_->size();
   settings_ = EngineSettings::FromEnv(transport_->ProgressesOnItsOwn());
-  error = cut_.Init(*transport_, settings_.fragments);  // collective too
-  if (!error.empty()) return error;
+  try {
+    error = cut_.Init(*transport_, settings_.fragments);  // collective too
+  } catch (const std::exception& e) {
+    // Gloo's collectives throw when a peer is gone or late past the timeout; an
+    // exception must not cross the C API (it would abort the process, unexplained).
+    error = std::string("the engines' start-up agreement failed: ") + e.what();
+  }
+  if (!error.empty()) {
+    transport_.reset();
+    return error;
+  }
   pacer_.Configure(settings_.pacer);
   stalls_ = std::make_unique<StallMonitor>(settings_.stalls, rank_, size_);
   if (!settings_.timeline_path.empty()) {

@@ -71,8 +71,13 @@ if os.environ.get("WAGMA_TEST_SLOW_SETTLE"):
 # A test that writes "<host> <step>" to $WAGMA_TEST_RESULTS/stop_before makes that
 # host's ranks stop themselves (SIGSTOP, engine and all) just before that step's
 # optimizer step, once, after logging {"kind": "stopped"}: the other ranks then wait for
-# them in that step's round.
+# them in that step's round. The other ranks pause STOP_LEAD_S before that step first:
+# a round completes with a member's engine alone (its current model stands in for the
+# app that has not arrived), so a rank that entered the round in the milliseconds
+# before the host's SIGSTOP took effect finished it without waiting (seen once, ranks
+# in lockstep: every other rank logged the step).
 STOP_FILE = os.path.join(os.environ["WAGMA_TEST_RESULTS"], "stop_before")
+STOP_LEAD_S = 1.0
 stopped_once = False
 
 
@@ -82,9 +87,13 @@ def stop_here(step, rank):
         return
     with open(STOP_FILE) as f:
         host, at = f.read().split()
-    if host == os.environ.get("HOROVOD_HOSTNAME") and step == int(at):
-        stopped_once = True
+    if step != int(at):
+        return
+    stopped_once = True
+    if host == os.environ.get("HOROVOD_HOSTNAME"):
         log(kind="stopped", step=step, rank=rank)
         os.kill(os.getpid(), signal.SIGSTOP)
+    else:
+        time.sleep(STOP_LEAD_S)
 
 
