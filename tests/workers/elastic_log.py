@@ -81,6 +81,25 @@ STOP_LEAD_S = 1.0
 stopped_once = False
 
 
+# A test that writes "<host> <local rank> <step>" to $WAGMA_TEST_RESULTS/kill_before
+# makes that rank kill itself (SIGKILL) just before that step's optimizer step, after
+# logging {"kind": "killed"}: a crash at a step the test chooses (between Horovod's
+# collectives), where a kill from outside lands wherever the ranks happen to be.
+KILL_FILE = os.path.join(os.environ["WAGMA_TEST_RESULTS"], "kill_before")
+
+
+def fault_here(step, rank):
+    """The faults a test arranged (stop_before, kill_before), before `step`."""
+    if os.path.exists(KILL_FILE):
+        with open(KILL_FILE) as f:
+            host, local_rank, at = f.read().split()
+        if (host == os.environ.get("HOROVOD_HOSTNAME") and step == int(at)
+                and local_rank == os.environ.get("HOROVOD_LOCAL_RANK")):
+            log(kind="killed", step=step, rank=rank)
+            os.kill(os.getpid(), signal.SIGKILL)
+    stop_here(step, rank)
+
+
 def stop_here(step, rank):
     global stopped_once
     if stopped_once or not os.path.exists(STOP_FILE):

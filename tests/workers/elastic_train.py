@@ -34,7 +34,7 @@ else:
     import horovod_wagma.torch as wagma  # noqa: E402
     from horovod_wagma.common import membership  # noqa: E402
     from horovod_wagma.torch.elastic import WagmaState  # noqa: E402
-from elastic_log import log, logged_state, stop_here, timed  # noqa: E402
+from elastic_log import fault_here, log, logged_state, timed  # noqa: E402
 
 TOTAL = int(sys.argv[1])
 STEP_S = float(sys.argv[2])
@@ -69,7 +69,7 @@ def train(state):
         time.sleep(STEP_S)
         x = torch.randn(16, 4, generator=gen)
         y = x @ w_true.t()
-        stop_here(state.step + 1, hvd.rank())
+        fault_here(state.step + 1, hvd.rank())
         opt.zero_grad()
         torch.nn.functional.mse_loss(model(x), y).backward()
         opt.step()
