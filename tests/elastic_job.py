@@ -149,6 +149,18 @@ class ElasticJob:
                 out.append(f"--- {os.path.basename(path)}\n{text}")
         return "\n".join(out)
 
+    def arrange_fault(self, name, line):
+        """Writes `line` to results/`name` (stop_before, kill_before: see
+        workers/elastic_log.py) whole: a rank polling for it never reads half of it."""
+        path = os.path.join(self.results, name)
+        with open(path + ".tmp", "w") as f:
+            f.write(line)
+        os.replace(path + ".tmp", path)
+
+    def latest_step(self):
+        """The furthest step any rank has logged."""
+        return max(steps_of(r)[-1]["step"] for r in self.logs().values() if steps_of(r))
+
     def kill(self):
         if self.proc.poll() is None:
             os.killpg(self.proc.pid, signal.SIGKILL)

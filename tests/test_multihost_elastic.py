@@ -106,17 +106,13 @@ def test_rank_killed(job_on, cluster):
     job = job_on(HOSTS, min_np=4)
     rank_of = ranks_at_step(job, HOSTS * SLOTS, FAULT_AT_STEP)
     host = host_without_rank_0(rank_of, launcher=cluster.addresses[0])
-    latest = max(steps_of(r)[-1]["step"] for r in job.logs().values() if steps_of(r))
-    kill_step = (latest // 5 + 2) * 5 + 3
-    with open(os.path.join(job.results, "kill_before.tmp"), "w") as f:
-        f.write(f"{host} 0 {kill_step}")
-    os.replace(f.name, os.path.join(job.results, "kill_before"))  # whole, never half
+    kill_step = (job.latest_step() // 5 + 2) * 5 + 3
+    job.arrange_fault("kill_before", f"{host} 0 {kill_step}")
 
     def killed(logs):
         return any(r["kind"] == "killed" for w in logs for r in logs[w])
     job.wait_for(killed, 60, f"the crash before step {kill_step}")
-    (victim_who, record), = [(w, r) for w, recs in job.logs().items() for r in recs
-                             if r["kind"] == "killed"]
+    record, = [r for recs in job.logs().values() for r in recs if r["kind"] == "killed"]
     victim, killed_at = record["rank"], record["t"]
     out = job.finish(300)
     survivors = [w for w in rank_of if w[0] != host]
@@ -131,8 +127,9 @@ def reset_split(job, survivors, fault_at):
     restore (the error reached the script), Horovod's init done, the state's sync done
     (WAGMA's agreement, rendezvous and average), the first step on the new set."""
     marks = {"restore": [], "init": [], "sync": [], "step": []}
+    logs = job.logs()
     for who in survivors:
-        after = [r for r in job.logs()[who] if r["t"] > fault_at]
+        after = [r for r in logs[who] if r["t"] > fault_at]
         for kind in marks:  # in this order: each mark's search starts at the one before
             i = next((i for i, r in enumerate(after) if r["kind"] == kind), None)
             if i is None:
@@ -253,11 +250,8 @@ def test_cascade_global_round_then_recovery(job_on, cluster):
     assert len(candidates) >= 2, rank_of  # rank 0 and horovodrun hold at most 2 of 4 hosts
     first, second = candidates[:2]
     first_ranks = sorted(rank_of[w] for w in rank_of if w[0] == first)
-    latest = max(steps_of(r)[-1]["step"] for r in job.logs().values() if steps_of(r))
-    global_step = (latest // 10 + 2) * 10
-    with open(os.path.join(job.results, "stop_before.tmp"), "w") as f:
-        f.write(f"{first} {global_step}")
-    os.replace(f.name, os.path.join(job.results, "stop_before"))  # whole, never half
+    global_step = (job.latest_step() // 10 + 2) * 10
+    job.arrange_fault("stop_before", f"{first} {global_step}")
 
     def first_host_stopped(logs):
         return sum(r["kind"] == "stopped" for w in logs if w[0] == first
