@@ -10,7 +10,7 @@ export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 export OMPI_MCA_mpi_yield_when_idle := 1
 
-.PHONY: install test test-unstable engine-unit-test multihost multihost-elastic demo demo-op bench bench-kernel clean
+.PHONY: install test test-unstable engine-unit-test mutation-check multihost multihost-elastic demo demo-op bench bench-kernel clean
 
 install: $(STAMP)
 
@@ -26,7 +26,8 @@ test-unstable: install
 	$(PY) -m pytest -v -m unstable tests
 
 # The engine's round rules (docs/design.md, section 2), its handle table, the
-# majority rule, peer liveness and its settings' transport defaults, without MPI:
+# majority rule, peer liveness, its settings' transport defaults and the registrar's
+# stream agreement, without MPI:
 # plain g++, their own sources only.
 UNIT_CXX := g++ -std=c++17 -O1 -Wall -Wextra -Werror -pthread -Icpp_ops/engine
 engine-unit-test:
@@ -42,11 +43,20 @@ engine-unit-test:
 		cpp_ops/engine/tests/peer_liveness_test.cc -o build/peer_liveness_test
 	$(UNIT_CXX) cpp_ops/engine/engine_settings.cc cpp_ops/engine/tests/engine_settings_test.cc \
 		-o build/engine_settings_test
+	$(UNIT_CXX) cpp_ops/engine/registration_book.cc cpp_ops/engine/stream_spec.cc \
+		cpp_ops/engine/data_type.cc cpp_ops/engine/tests/registration_book_test.cc \
+		-o build/registration_book_test
 	build/round_policy_test
 	build/handle_table_test
 	build/majority_rule_test
 	build/peer_liveness_test
 	build/engine_settings_test
+	build/registration_book_test
+
+# Plants each bug of lab/mutation/mutants.py in a scratch copy, one at a time, and runs
+# the tests that should catch it; prints the report (docs/mutation.md). About 40 min.
+mutation-check: install
+	$(PY) lab/mutation/check.py
 
 # Three emulated hosts (network namespaces, TCP, per-link latency and bandwidth caps):
 # gossip exactness, a straggler host, horovodrun, a host killed and a link cut, with a

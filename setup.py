@@ -47,26 +47,44 @@ class BuildWithEngine(BuildExtension):
         cflags = (["-std=c++17", "-O3", "-fPIC", "-Wall", "-pthread", "-ffp-contract=off",
                    "-isystem", os.path.join(gloo, "include")] + mpi_flags("compile"))
 
+        # Incremental: an object newer than its source, every engine header and the
+        # flags it was built with is kept (a rebuild after a one-file change, e.g. a
+        # mutant of lab/mutation/check.py, compiles that file alone). Headers are not
+        # tracked per file: touching one rebuilds everything.
+        flags_file = os.path.join(obj_dir, "flags.txt")
+        same_flags = (os.path.exists(flags_file)
+                      and open(flags_file).read() == " ".join(cflags))
+        newest_header = max(os.path.getmtime(h) for h in
+                            glob.glob(os.path.join(HERE, ENGINE_DIR, "*.h")))
+
         def compile_one(src):
             obj = os.path.join(obj_dir, os.path.basename(src) + ".o")
+            if same_flags and os.path.exists(obj) and os.path.getmtime(obj) > max(
+                    os.path.getmtime(src), newest_header):
+                return obj, False
             # Gloo's inline and template code instantiated here stays inside the
             # library too: the process has other Gloos, of other versions.
             hidden = ["-fvisibility=hidden"] if "gloo" in os.path.basename(src) else []
             subprocess.check_call(["g++"] + cflags + hidden + ["-c", src, "-o", obj])
-            return obj
+            return obj, True
 
         with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-            objects = list(pool.map(compile_one, sources))
+            built = list(pool.map(compile_one, sources))
+        with open(flags_file, "w") as f:
+            f.write(" ".join(cflags))
+        objects = [obj for obj, _ in built]
         lib = os.path.join(out_dir, "libwagma.so")
+        # Extensions below link against the engine where it is built.
+        for ext in self.extensions:
+            ext.library_dirs.append(out_dir)
+        if os.path.exists(lib) and not any(changed for _, changed in built):
+            return
         # Gloo is linked in whole-static with its symbols local (--exclude-libs):
         # PyTorch and Horovod carry Gloos of their own in the same process.
         gloo_lib = os.path.join(gloo, "lib", "libgloo.a")
         subprocess.check_call(["g++", "-shared", "-pthread", "-o", lib] + objects
                               + [gloo_lib, "-Wl,--exclude-libs,libgloo.a"]
                               + mpi_flags("link"))
-        # Extensions below link against the engine where it was just built.
-        for ext in self.extensions:
-            ext.library_dirs.append(out_dir)
 
 
 torch_ext = CppExtension(

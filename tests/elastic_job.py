@@ -213,9 +213,11 @@ def kill_host_at_step(job, host, np_, step, sig=signal.SIGKILL):
 
 def check_survivors_went_on(job, survivors, lost_ranks, fault_at, within_s, steps):
     """The acceptance checks after a loss: every survivor completes a step on the new
-    member set within `within_s`, no step counter goes back, each one's model after
-    the sync is its own pre-failure replica or the survivors' average, the lost ranks
-    are named, and each finishes all `steps`. Returns who -> seconds to that step."""
+    member set within `within_s`, no step counter goes back, no model rolls back (each
+    survivor's model entering the sync is the one the failure left, as logged when
+    Horovod's run caught it, before restore() and reset()), each one's model after the
+    sync is that replica or the survivors' average of them, the lost ranks are named,
+    and each finishes all `steps`. Returns who -> seconds to that step."""
     logs = job.logs()
     size = len(survivors)
     check_steps_never_go_back({w: logs[w] for w in survivors})
@@ -228,6 +230,9 @@ def check_survivors_went_on(job, survivors, lost_ranks, fault_at, within_s, step
         assert took[who] < within_s, (who, took[who])
         sync = [r for r in records if r["kind"] == "sync" and r["t"] > fault_at]
         assert sync and sync[0]["survivor"], (who, sync)
+        restore = next(r for r in records if r["kind"] == "restore" and r["t"] > fault_at)
+        assert np.array_equal(sync[0]["before"], restore["model"]), (
+            who, "rolled back", restore["model"][:4], sync[0]["before"][:4])
         before[who] = sync[0]
         done = records[-1]
         assert done["kind"] == "done" and done["size"] == size and done["step"] == steps, done

@@ -61,3 +61,63 @@ def gossip_error_failures(results):
             if not err <= GOSSIP_TOLERANCE[dtype]:
                 failures.append((rank, name, err))
     return failures
+
+
+# The left-out scenario (tests/workers/global_rounds.py: left_out): tau 3 (global rounds
+# 0, 2, 5, 8), S 2, max_staleness 1, rounds 0..10; the last rank's app collects at
+# rounds 5 (a global round) and 10 (a group round), its input its published value plus
+# the delta.
+LEFT_OUT = dict(sync_period=3, group_size=2, max_staleness=1, rounds=11, collects=(5, 10),
+                deltas=(0.75, -1.25))
+
+
+def left_out_trajectory(x0, phases, sync_period, rounds, away, collects, deltas,
+                        max_staleness, averaging):
+    """Wait-avoiding global rounds with one rank (`away`) whose app enters round 0,
+    then only collects, at the rounds in `collects`, the newest round its engine served
+    (its fresh input: its published value + deltas[k]); the others run a gossip loop in
+    lockstep. Its engine joins every other round with its published value c, which
+    counts while the round is at most max_staleness past its app's last one (its app
+    is far behind in steps by construction) and is left out after that.
+
+    Returns a list of P x n arrays, one per round: every rank's output (the away rank's
+    row only at its collects, NaN elsewhere). docs/design.md, section 2: m is the mean
+    of the included contributions s / g; an active rank (c = x) gets m, or with 'paper'
+    at a group round (s + x) / (g + 1); the away rank, included: fresh m + (x - c) / g,
+    local m + (x - c), paper (s + x) / (g + 1); left out: fresh and paper
+    (s + x) / (g + 1) (x joins as one more member), local m + (x - c)."""
+    x = np.array(x0, dtype=np.float64)
+    published, last_app = None, 0
+    collect_delta = dict(zip(collects, deltas))
+    out = []
+    for r in range(rounds):
+        y = np.full_like(x, np.nan)
+        if r == 0:
+            y[:] = x.mean(axis=0)
+        else:
+            groups = ([list(range(len(x)))] if is_global(r, sync_period)
+                      else phases[phase_of(r, sync_period, len(phases))])
+            included = r - last_app <= max_staleness
+            for members in groups:
+                counted = [i for i in members if i != away or included]
+                values = [published if i == away else x[i] for i in counted]
+                s, g = np.sum(values, axis=0), len(counted)
+                m = s / g
+                for i in members:
+                    if i == away:
+                        continue
+                    paper = averaging == "paper" and not is_global(r, sync_period)
+                    y[i] = (s + x[i]) / (g + 1) if paper else m
+                if away in members and r in collect_delta:
+                    xa, c = published + collect_delta[r], published
+                    if averaging == "local":
+                        y[away] = m + (xa - c)
+                    elif averaging == "fresh" and included:
+                        y[away] = m + (xa - c) / g
+                    else:
+                        y[away] = (s + xa) / (g + 1)
+        if r == 0 or r in collect_delta:
+            published, last_app = y[away].copy(), r
+        x = np.where(np.isnan(y), x, y)
+        out.append(y)
+    return out

@@ -29,6 +29,12 @@ def test_mismatches_and_invalid_knobs(mpi, framework):
         assert "wait_avoiding" in res["global_mismatch"]["error"]
         assert "max_staleness" in res["staleness_mismatch"]["error"]
         assert "3" in res["staleness_mismatch"]["error"]
+        for key, knob, values in (("sync_mismatch", "sync_period", ("4", "5")),
+                                  ("averaging_mismatch", "averaging", ("fresh", "local")),
+                                  ("wa_mismatch", "wait_avoiding", ("False", "True"))):
+            err = res[key]["error"]
+            assert err and f"{knob} mismatch" in err, (rank, key, err)
+            assert all(v in err for v in values), (rank, key, err)
         for key in ("group_size", "sync_period", "averaging", "global_rounds",
                     "max_staleness"):
             assert res[key]["type"] == "ValueError", (key, res[key])

@@ -197,6 +197,8 @@ def test_host_added_starts_from_the_survivors_average(tmp_path):
         # 15 s target is measured in test_multihost_elastic and reported in README, and
         # here they only bound the wait against a hang.
         assert np.allclose(sync["after"], average), who
+        # and the survivors' counters: a joiner goes on from their step, not from 0.
+        assert steps_of(logs[who])[0]["step"] > 30, steps_of(logs[who])[:3]
         assert sync["t"] - last_ready < 10, split
         assert sync["t"] - added_at < 90, split
         assert steps_of(logs[who]), who  # and then train

@@ -7,9 +7,11 @@ served while it computed. No value older than max_staleness rounds enters an ave
 beyond that it is left out, and nobody waits for the rank's app.
 Lockstep exactness against the blocking mode is in test_gossip.py (both frameworks).
 """
+import numpy as np
 import pytest
 
 from conftest import framework_env, run_scenarios
+from reference import LEFT_OUT, left_out_trajectory
 
 pytestmark = [pytest.mark.ranks, pytest.mark.slow]
 P, S, TAU, ROUNDS, STEP_S = 4, 2, 5, 60, 0.01
@@ -20,10 +22,12 @@ def scenario(k, mode, max_staleness=TAU, rounds=ROUNDS, step_s=STEP_S, tau=TAU):
     return f"{k},{mode},{max_staleness},{rounds},{tau},{S},{step_s}"
 
 
+RULES = ["fresh", "paper", "local"]
 # One launch per (framework, rank count) runs its scenarios back to back.
 TORCH_ON_P = [scenario(2, "blocking"), scenario(2, "wait_avoiding"),
               scenario(4, "blocking"), scenario(4, "wait_avoiding"),
-              scenario(4, "wait_avoiding", max_staleness=1)]
+              scenario(4, "wait_avoiding", max_staleness=1)] + [
+                  f"left_out,{rule}" for rule in RULES]
 TF_ON_P = [scenario(4, "blocking"), scenario(4, "wait_avoiding")]
 THOUSANDS = scenario(3, "wait_avoiding", max_staleness=8, rounds=3000, step_s=0.001, tau=10)
 
@@ -149,3 +153,28 @@ def test_equal_steps_with_a_slow_rank_then_sync_does_not_hang(mpi):
     assert max(res[r]["stream"]["contribution_age_max"] for r in range(P)) <= 5
     for r in range(1, P):
         assert res[r]["params"] == res[0]["params"]
+
+
+@pytest.mark.parametrize("averaging", RULES)
+def test_a_left_out_member_and_the_others_get_exact_values(torch_launch, averaging):
+    """The last rank's app enters round 0, then only collects rounds 5 (global) and 10
+    (group); in between its engine's value counts for one round (max_staleness=1) and
+    is left out after. Every output, the others' and the left-out rank's, equals the
+    rule's value over the included members (reference.left_out_trajectory): the mean
+    divides by the members counted, not by the group, and the left-out rank's own
+    result folds its fresh input in by the rule."""
+    res = torch_launch.results(f"left_out,{averaging}")
+    c, away = LEFT_OUT, P - 1
+    x0 = np.array([res[r]["x0"] for r in range(P)])
+    expected = left_out_trajectory(x0, res[0]["phases"], c["sync_period"], c["rounds"],
+                                   away, c["collects"], c["deltas"], c["max_staleness"],
+                                   averaging)
+    for rank in range(P):
+        served = [0] + list(c["collects"]) if rank == away else list(range(c["rounds"]))
+        assert res[rank]["served"] == served, (rank, res[rank]["served"])
+        for r in served:
+            got = np.array(res[rank]["outputs"][str(r)])
+            assert np.abs(got - expected[r][rank]).max() < 1e-12, (rank, r, got,
+                                                                    expected[r][rank])
+    # Left out of rounds 2-5 and 7-10 (counted in those it joined passively).
+    assert res[away]["stream"]["rounds_left_out"] == 8, res[away]["stream"]

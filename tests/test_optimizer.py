@@ -7,8 +7,8 @@ from conftest import run_scenarios
 
 pytestmark = pytest.mark.ranks
 
-SCENARIOS = ["identical_after_global", "lr0", "passes", "fp16", "hooks", "bad_args",
-             "wa_lr0", "wa_straggler_join"]  # the one that calls join() runs last
+SCENARIOS = ["identical_after_global", "lr0", "passes", "fp16", "fp16_values", "hooks",
+             "bad_args", "wa_lr0", "wa_straggler_join"]  # the one that calls join() runs last
 
 
 @pytest.fixture(scope="module")
@@ -43,6 +43,15 @@ def test_fp16_compression_halves_traffic(checks):
     for res in results.values():
         assert res["fp16"]["identical"] == res["none"]["identical"] == [True, True, True]
         assert res["fp16"]["bytes"] * 2 == res["none"]["bytes"], res
+
+
+def test_fp16_replaces_at_global_rounds_and_corrects_at_group_rounds(checks):
+    """Steps 0 and 3 and 7 are global (tau 4): the model becomes the fp16 average; at
+    the others it keeps its own full-precision residual, x + (avg16 - fp16(x)), which
+    differs from the average itself."""
+    for res in checks.results("fp16_values").values():
+        assert res["exact"] == [True] * 8, res
+        assert res["residual_kept"] == [True] * 5, res
 
 
 def test_process_set_subset(mpi):

@@ -26,7 +26,8 @@ class RegistrationBook {
   };
   // Records `rank`'s spec (whose members are resolved). Returns the verdicts that are
   // now due: the stream's once all its members have registered, and at once the
-  // rejection of registrations under the same name for an overlapping process set.
+  // rejection of registrations under the same name for an overlapping process set
+  // (pending, accepted earlier, or already in conflict).
   std::vector<Verdict> Add(int rank, const StreamSpec& spec);
 
   // Streams still waiting for members to register (for stall reports and for ranks
@@ -50,8 +51,16 @@ class RegistrationBook {
     std::string error;
     std::chrono::steady_clock::time_point since;
   };
+  // Names whose ranks disagreed on the process set: the first mismatch, and the sets
+  // seen under the name since (a registration overlapping one of them is rejected).
+  struct Conflict {
+    std::string error;
+    std::vector<std::vector<int>> sets;
+  };
   int next_id_ = 0;
   std::map<std::string, Entry> entries_;
+  std::map<std::string, std::vector<Entry>> accepted_;  // by name: streams given an id
+  std::map<std::string, Conflict> conflicts_;
 };
 
 }  // namespace wagma

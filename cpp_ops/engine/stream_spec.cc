@@ -89,8 +89,9 @@ std::string StreamSpec::Mismatch(const std::string& mine, const StreamSpec& o,
       << AveragingName(o.config.averaging);
   } else if (config.wait_avoiding != o.config.wait_avoiding) {
     head("wait_avoiding");
-    s << config.wait_avoiding << ", " << theirs << " has wait_avoiding "
-      << o.config.wait_avoiding;
+    // Spelled as the Python argument is.
+    s << (config.wait_avoiding ? "True" : "False") << ", " << theirs << " has wait_avoiding "
+      << (o.config.wait_avoiding ? "True" : "False");
   } else if (config.global_rounds != o.config.global_rounds) {
     head("global_rounds");
     s << GlobalRoundsName(config.global_rounds) << ", " << theirs << " has global_rounds "

@@ -29,6 +29,16 @@ capture("global_mismatch", lambda: hvd.group_allreduce(fw.zeros(3), name="bad_gl
 ms = 3 if rank == 0 else 4
 capture("staleness_mismatch", lambda: hvd.group_allreduce(
     fw.zeros(3), name="bad_staleness", global_rounds="wait_avoiding", max_staleness=ms))
+# Every knob that shapes the rounds must agree; each mismatch names its knob.
+sp = 4 if rank == 0 else 5
+capture("sync_mismatch", lambda: hvd.group_allreduce(fw.zeros(3), name="bad_sync",
+                                                     sync_period=sp))
+rule = "fresh" if rank == 0 else "local"
+capture("averaging_mismatch", lambda: hvd.group_allreduce(fw.zeros(3), name="bad_averaging",
+                                                          averaging=rule))
+wa = rank != 0
+capture("wa_mismatch", lambda: hvd.group_allreduce(
+    fw.zeros(3), name="bad_wa", wait_avoiding=wa, global_rounds="blocking"))
 capture("global_rounds", lambda: hvd.group_allreduce(fw.zeros(3), name="v5",
                                                      global_rounds="never"))
 capture("max_staleness", lambda: hvd.group_allreduce(

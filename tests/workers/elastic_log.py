@@ -31,11 +31,13 @@ if os.environ.get("WAGMA_TEST_STACKS_AFTER"):
 
 def logged_state(state_class, hvd, flat=None, survivor=None):
     """`state_class` (a WagmaState, or Horovod's own) that logs Horovod's resets and
-    each sync's seconds; with `flat`, also the model (`flat(model)`, a list) before and
-    after, and `survivor()`."""
+    each sync's seconds; with `flat`, also the model (`flat(model)`, a list) at each
+    restore and before and after each sync, and `survivor()`."""
     class LoggedState(state_class):
         def restore(self):
-            log(kind="restore")  # hvd.elastic.run caught an error (Horovod may be down)
+            # hvd.elastic.run caught an error (Horovod may be down). The model as the
+            # failure left it: restore(), reset() and sync() must not roll it back.
+            log(kind="restore", model=flat(self.model) if flat else None)
             super().restore()
 
         def sync(self):

@@ -8,7 +8,9 @@ Usage: global_rounds.py SCENARIO... where a scenario is
 runs its own stream, with these knobs. Each rank reports, per call, the round that
 served it and the time it waited in synchronize, the stream's statistics and the
 most rounds its engine ever held beyond what it held when the scenario began (an
-earlier scenario's stream keeps what it holds)."""
+earlier scenario's stream keeps what it holds).
+
+A scenario "left_out,AVERAGING" checks values instead (left_out below)."""
 import sys
 import time
 
@@ -46,5 +48,44 @@ def persistent_straggler(spec):
                 stream=hvd.stats(name), final=fw.numpy(x)[:4].tolist())
 
 
+def left_out(averaging):
+    """The last rank's app enters round 0, then sits in barriers (as in a Horovod
+    collective) while the others gossip in lockstep, and collects the newest served
+    round only at LEFT_OUT's collects, with its published value + a delta as its fresh
+    input: its engine's value counts one round past each of its app's calls and is
+    left out after that. Barriers around each collect keep every passive value
+    deterministic. Every output is returned, to be compared exactly with
+    reference.left_out_trajectory."""
+    from common import initial_value
+    from reference import LEFT_OUT as c
+    from world import world
+    comm, away = world(), size - 1
+    name = f"left_out.{averaging}"
+    knobs = dict(group_size=c["group_size"], sync_period=c["sync_period"],
+                 averaging=averaging, global_rounds="wait_avoiding",
+                 max_staleness=c["max_staleness"])
+    x0 = initial_value(rank, 8, size)
+    x = fw.tensor(x0, "float64")
+    x, served = fw.group_allreduce_with_round(x, name=name, **knobs)
+    outputs, rounds = {0: fw.numpy(x).tolist()}, [served]
+    collect_delta = dict(zip(c["collects"], c["deltas"]))
+    for r in range(1, c["rounds"]):
+        if rank != away:
+            x, served = fw.group_allreduce_with_round(x, name=name, **knobs)
+            outputs[served] = fw.numpy(x).tolist()
+            rounds.append(served)
+        comm.Barrier()
+        if rank == away and r in collect_delta:
+            x, served = fw.group_allreduce_with_round(x + collect_delta[r], name=name,
+                                                      **knobs)
+            outputs[served] = fw.numpy(x).tolist()
+            rounds.append(served)
+        comm.Barrier()
+    return dict(outputs=outputs, served=rounds, stream=hvd.stats(name), x0=x0.tolist(),
+                phases=hvd.groups(size, c["group_size"]))
+
+
 specs = sys.argv[1:]
-run_scenarios({spec: (lambda spec=spec: persistent_straggler(spec)) for spec in specs}, specs)
+run_scenarios({spec: (lambda spec=spec: left_out(spec.split(",")[1])
+                      if spec.startswith("left_out,") else persistent_straggler(spec))
+               for spec in specs}, specs)

@@ -134,6 +134,39 @@ def fp16():
     return out
 
 
+def fp16_values():
+    """The fp16 rule's values (common/fp16_rule.py), step by step: each step moves every
+    rank's model by its own noise (lr=0, so the optimizer's step leaves it as is), then
+    the optimizer averages in fp16 on the wire. A reference stream with the same knobs
+    averages the same fp16 values through the op: x <- avg16 at a global round, and
+    x <- x + (avg16 - fp16(x)) at a group round, bit for bit. Group rounds wait for
+    every member (wait_avoiding=False): with noise added between steps a passive join
+    would contribute a value the reference does not see."""
+    import horovod_wagma.torch as wagma
+    tau = 4
+    knobs = dict(group_size=2, sync_period=tau, averaging="fresh", wait_avoiding=False)
+    model = fresh_model()
+    opt = DistributedWagmaOptimizer(torch.optim.SGD(model.parameters(), lr=0.0),
+                                    compression=hvd.Compression.fp16, **knobs)
+    noise = torch.Generator().manual_seed(100 + rank)
+    exact, residual_kept = [], []
+    for step in range(8):
+        with torch.no_grad():
+            for p in model.parameters():
+                p.add_(torch.randn(p.shape, generator=noise) * 0.01)
+        x = flat(model).clone()
+        sent = x.half()
+        average = wagma.group_allreduce(sent, name="fp16.reference", **knobs).float()
+        opt.step()
+        y = flat(model)
+        if is_global_round(step, tau):
+            exact.append(bool(torch.equal(y, average)))
+        else:
+            exact.append(bool(torch.equal(y, x + (average - sent.float()))))
+            residual_kept.append(bool((y != average).any()))
+    return dict(exact=exact, residual_kept=residual_kept)
+
+
 def process_set():
     out, model = {}, fresh_model()
     before = flat(model).clone()
@@ -278,5 +311,5 @@ if sys.argv[1:] == ["process_set"]:
     emit(rank, **process_set())
 else:
     run_scenarios({f.__name__: f for f in (
-        identical_after_global, lr0, passes, fp16, hooks, wa_lr0, wa_straggler_join,
-        bad_args)}, sys.argv[1:])
+        identical_after_global, lr0, passes, fp16, fp16_values, hooks, wa_lr0,
+        wa_straggler_join, bad_args)}, sys.argv[1:])

@@ -10,7 +10,8 @@ from reference import gossip_trajectory
 import horovod_wagma.torch as hvd
 
 evens, odds = hvd.ProcessSet([0, 2, 4]), hvd.ProcessSet([1, 3, 5])
-hvd.init(process_sets=[evens, odds])
+low = hvd.ProcessSet([0, 1, 2])
+hvd.init(process_sets=[evens, odds, low])
 rank = hvd.rank()
 mine = evens if rank % 2 == 0 else odds
 members = mine.ranks
@@ -40,4 +41,16 @@ try:
     out["outsider"] = None
 except ValueError as e:
     out["outsider"] = str(e)
+# Ranks that disagree on a stream's process set (overlapping sets, one name): an error
+# naming the process set on every rank, not a wait.
+try:
+    hvd.group_allreduce(torch.ones(2), name="set_mismatch",
+                        process_set=low if rank in low.ranks else mine)
+    out["set_mismatch"] = None
+except Exception as e:  # noqa: BLE001 - the test checks the text
+    out["set_mismatch"] = f"{type(e).__name__}: {e}"
+# The registrar (rank 0) stays until every rank heard its verdict: leaving at once, it
+# would answer a late registration with "rank 0 left without join()" instead (seen
+# on Gloo).
+world().Barrier()
 emit(rank, **out)

@@ -1,0 +1,176 @@
+"""The mutation check: plants each bug of mutants.py, one at a time, in a scratch copy of
+the working tree, and runs the tests expected to catch it. A mutant is caught when one
+of its tests fails; one that survives is a test gap or a harmless change, and the
+report must say which (docs/mutation.md).
+
+    make mutation-check                         # every mutant (about 40 minutes)
+    .venv/bin/python lab/mutation/check.py --only divide-by-group fp16-always-replaces
+
+Steps: copy the tree (tracked and untracked files, built libraries; not .git, .venv or
+build outputs) to --scratch; build it there once (the engine objects are kept, so a
+C++ mutant recompiles one file); run every mutant's tests unmutated, which must pass;
+then per mutant: edit, rebuild if it is C++ (the engine's unit tests run first: they
+are seconds), run its tests in order until one fails, restore the file. Tests run over
+MPI only (--transports mpi): a rule is the same on either transport. The report, a
+markdown table, goes to stdout and --report.
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+from mutants import MUTANTS  # noqa: E402
+
+# What the copy leaves out: the copy gets its own build outputs.
+SKIP_DIRS = {".git", ".venv", "build", "__pycache__", ".pytest_cache", "bench/results"}
+
+
+def copy_tree(scratch):
+    """The working tree as it is (edits not yet committed included) into `scratch`."""
+    if os.path.exists(scratch):
+        shutil.rmtree(scratch)
+
+    def ignore(directory, names):
+        rel = os.path.relpath(directory, ROOT)
+        return [n for n in names if os.path.normpath(os.path.join(rel, n)) in SKIP_DIRS
+                or n in ("__pycache__", ".pytest_cache") or n.endswith(".egg-info")]
+    shutil.copytree(ROOT, scratch, ignore=ignore, symlinks=True)
+
+
+def run(cmd, cwd, env, timeout, log):
+    """(exit code, seconds); output appended to `log`."""
+    t0 = time.monotonic()
+    with open(log, "a") as f:
+        f.write(f"\n$ {' '.join(cmd)}\n")
+        f.flush()
+        try:
+            code = subprocess.run(cmd, cwd=cwd, env=env, stdout=f, stderr=subprocess.STDOUT,
+                                  timeout=timeout).returncode
+        except subprocess.TimeoutExpired:
+            code = "timeout"
+    return code, time.monotonic() - t0
+
+
+class Scratch:
+    """The copy and how to build and test it."""
+
+    def __init__(self, path, log):
+        self.path, self.log = path, log
+        # The copy's package, not the editable install's, in every rank (mpirun and
+        # horovodrun pass the environment on).
+        self.env = dict(os.environ, PYTHONPATH=path, OMPI_ALLOW_RUN_AS_ROOT="1",
+                        OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_mpi_yield_when_idle="1")
+
+    def build(self):
+        code, _ = run([sys.executable, "setup.py", "-q", "build_ext", "--inplace"],
+                      self.path, self.env, 1800, self.log)
+        return code == 0
+
+    def engine_unit_tests(self):
+        code, _ = run(["make", "-s", "engine-unit-test"], self.path, self.env, 600, self.log)
+        return code == 0
+
+    def pytest(self, test, timeout):
+        """Whether `test` (a node id, then maybe pytest options: "-k expr") passed."""
+        code, _ = run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
+                       "--transports", "mpi", "-m", ""] + test.split(), self.path, self.env,
+                      timeout, self.log)
+        return code == 0
+
+
+def apply(scratch, mutant):
+    """Plants the mutant; returns the file's original text."""
+    path = os.path.join(scratch, mutant["file"])
+    with open(path) as f:
+        original = f.read()
+    text = original
+    for old, new in mutant["edits"]:
+        count = text.count(old)
+        if count != 1:
+            raise SystemExit(f"mutant {mutant['id']}: its original occurs {count} times in "
+                             f"{mutant['file']} (the code changed: update mutants.py)")
+        text = text.replace(old, new)
+    with open(path, "w") as f:
+        f.write(text)
+    return original
+
+
+def restore(scratch, mutant, original):
+    with open(os.path.join(scratch, mutant["file"]), "w") as f:
+        f.write(original)
+
+
+def check_mutant(s, mutant, timeout):
+    """(verdict, the test that caught it or None, seconds)."""
+    t0 = time.monotonic()
+    cpp = mutant["file"].endswith((".cc", ".h"))
+    original = apply(s.path, mutant)
+    try:
+        if cpp and not s.build():
+            return "caught", "the build (does not compile)", time.monotonic() - t0
+        if cpp and mutant["file"].startswith("cpp_ops/engine/") and not s.engine_unit_tests():
+            return "caught", "make engine-unit-test", time.monotonic() - t0
+        for test in mutant["tests"]:
+            if not s.pytest(test, timeout):
+                return "caught", test, time.monotonic() - t0
+        return "SURVIVED", None, time.monotonic() - t0
+    finally:
+        restore(s.path, mutant, original)
+        if cpp:
+            s.build()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", nargs="*", help="mutant ids to run (default: all)")
+    parser.add_argument("--scratch", default="/tmp/wagma-mutation")
+    parser.add_argument("--report", default=os.path.join(ROOT, "build", "mutation_report.md"))
+    parser.add_argument("--timeout", type=int, default=900, help="seconds per pytest run")
+    parser.add_argument("--skip-baseline", action="store_true",
+                        help="do not first check that the tests pass unmutated")
+    args = parser.parse_args()
+    mutants = [m for m in MUTANTS if not args.only or m["id"] in args.only]
+    unknown = set(args.only or []) - {m["id"] for m in MUTANTS}
+    if unknown:
+        raise SystemExit(f"unknown mutants: {sorted(unknown)}")
+    copy_tree(args.scratch)
+    log = os.path.join(args.scratch, "mutation.log")
+    s = Scratch(args.scratch, log)
+    print(f"scratch copy: {args.scratch}; log: {log}", flush=True)
+    if not s.build():
+        raise SystemExit(f"the unmutated copy does not build: see {log}")
+    # Each mutant's target must be read as "caught by its tests", not "its tests were
+    # already failing".
+    if not args.skip_baseline:
+        tests = list(dict.fromkeys(t for m in mutants for t in m["tests"]))
+        failing = [t for t in tests if not s.pytest(t, args.timeout)]
+        if failing or not s.engine_unit_tests():
+            raise SystemExit(f"unmutated, these fail: {failing or 'engine unit tests'} "
+                             f"(see {log})")
+        print(f"baseline: {len(tests)} test selections pass unmutated", flush=True)
+    rows = []
+    for m in mutants:
+        verdict, by, seconds = check_mutant(s, m, args.timeout)
+        rows.append((m, verdict, by, seconds))
+        print(f"{m['id']:34s} {verdict:8s} {seconds:6.0f}s  {by or ''}", flush=True)
+    caught = sum(v == "caught" for _, v, _, _ in rows)
+    lines = [f"Mutants caught: {caught} of {len(rows)} ({100.0 * caught / len(rows):.0f}%)",
+             "", "| mutant | file | bug | verdict | caught by | s |", "|---|---|---|---|---|---|"]
+    for m, verdict, by, seconds in rows:
+        lines.append(f"| {m['id']} | {m['file']} | {m['bug']} | {verdict} | "
+                     f"{(by or '').replace('tests/', '')} | {seconds:.0f} |")
+    report = "\n".join(lines) + "\n"
+    os.makedirs(os.path.dirname(args.report), exist_ok=True)
+    with open(args.report, "w") as f:
+        f.write(report)
+    print("\n" + report)
+    return 0 if caught == len(rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

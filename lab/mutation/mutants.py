@@ -1,0 +1,195 @@
+"""The mutants of `make mutation-check` (lab/mutation/check.py): one planted bug each,
+in the round rules, the reduction, the optimizers' step and global-round logic, the
+elastic state and the knob checks, with the tests expected to catch it.
+
+Each mutant: `id`; `file` (from the repository root); `edits`, (original, replacement)
+pairs, each original occurring exactly once in the file; `tests`, pytest node ids (every
+parametrization runs, unless options follow: "-k expr") that should fail on it; `bug`, what the
+change breaks. A rule that changes adds its mutant here (docs/mutation.md).
+"""
+
+GLOBAL_ROUNDS = "tests/test_global_rounds.py"
+LEFT_OUT = GLOBAL_ROUNDS + "::test_a_left_out_member_and_the_others_get_exact_values"
+STRAGGLER = GLOBAL_ROUNDS + "::test_fast_ranks_do_not_wait_for_a_persistent_straggler"
+HELD = GLOBAL_ROUNDS + "::test_held_results_stay_bounded_over_thousands_of_rounds"
+STALE_JOIN = "tests/test_stale_join.py"
+GOSSIP_P3 = "tests/test_gossip.py::test_gossip_matches_exact_trajectory -k torch-3-engine"
+DRIFT = "tests/test_no_deadlock.py::test_no_rank_runs_off_after_a_collective_that_a_" \
+        "persistent_straggler_was_late_for"
+BAD_INPUT = "tests/test_bad_input.py::test_mismatches_and_invalid_knobs"
+PROCESS_SETS = "tests/test_api.py::test_op_on_disjoint_process_sets"
+OPTIMIZER = "tests/test_optimizer.py"
+OPTIMIZER_CORE = "tests/test_optimizer_core.py"
+FP16 = OPTIMIZER + "::test_fp16_replaces_at_global_rounds_and_corrects_at_group_rounds"
+HOST_KILLED = "tests/test_elastic.py::test_host_killed_survivors_go_on_without_rollback"
+HOST_ADDED = "tests/test_elastic.py::test_host_added_starts_from_the_survivors_average"
+
+POLICY = "cpp_ops/engine/round_policy.cc"
+ROUNDS = "cpp_ops/engine/engine_rounds.cc"
+DATA = "cpp_ops/engine/data_type.cc"
+SPEC = "cpp_ops/engine/stream_spec.cc"
+
+MUTANTS = [
+    # --- round rules (engine) ----------------------------------------------------------
+    dict(id="stale-boundary", file=POLICY,
+         edits=[("return round - last_app_round > max_staleness;",
+                 "return round - last_app_round >= max_staleness;")],
+         tests=[LEFT_OUT],
+         bug="a value exactly max_staleness rounds old becomes a candidate for leaving out"),
+    dict(id="never-left-out", file=POLICY,
+         edits=[("const bool in = code >= 0 || out.most_steps - StepsOfInclusion(code) <= "
+                 "max_staleness;", "const bool in = true;")],
+         tests=[LEFT_OUT],
+         bug="values of any age enter the average (no staleness bound)"),
+    dict(id="left-out-in-rounds-alone", file=POLICY,
+         edits=[("const bool in = code >= 0 || out.most_steps - StepsOfInclusion(code) <= "
+                 "max_staleness;", "const bool in = code >= 0;")],
+         tests=["tests/test_no_deadlock.py::test_a_lagging_rank_keeps_averaging_while_the_"
+                "others_wait_in_a_collective"],
+         bug="a value old in rounds but ahead in steps is left out (the slow rank then "
+             "averages alone)"),
+    dict(id="fresh-left-out-as-correction", file=POLICY,
+         edits=[("if (f.rule == Averaging::kPaper || (f.rule == Averaging::kFresh && "
+                 "!f.self_included))", "if (f.rule == Averaging::kPaper)")],
+         tests=[LEFT_OUT],
+         bug="'fresh', left out: m + (x - c) / g, as if c were in the mean"),
+    dict(id="passive-global-takes-plain-mean", file=POLICY,
+         edits=[("if (f.global && (f.contributed_x || !f.wait_avoiding_global)) return "
+                 "OutputFormula::kMean;", "if (f.global) return OutputFormula::kMean;")],
+         tests=[LEFT_OUT, STALE_JOIN],
+         bug="a wait-avoiding global round served passively drops the app's own progress"),
+    dict(id="local-never-falls-back", file=POLICY,
+         edits=[("if (configured == Averaging::kLocal && results_since_join > 1) return "
+                 "Averaging::kFresh;", "")],
+         tests=[DRIFT],
+         bug="'local' keeps x - base past several results applied since the join"),
+    dict(id="never-skip", file=POLICY,
+         edits=[("choice.round = std::max(first, last_served);  // the newest served "
+                 "round's result", "choice.round = first;")],
+         tests=[STRAGGLER],
+         bug="a lagging app never skips the rounds its engine served"),
+    dict(id="hold-every-result", file=POLICY,
+         edits=[("if (wait_avoiding_global && !failed) return "
+                 "CompletedRoundFate::kSupersedeOlder;",
+                 "if (wait_avoiding_global && !failed) return CompletedRoundFate::kHold;")],
+         tests=[HELD],
+         bug="every served result is held for a lagging app (memory grows)"),
+    # --- the reduction and the output formulas (engine) ---------------------------------
+    dict(id="divide-by-group", file=ROUNDS,
+         edits=[("const int g = rs.included;",
+                 "const int g = static_cast<int>(rs.members.size());")],
+         tests=[LEFT_OUT],
+         bug="the output formulas divide by every member, not the ones included"),
+    dict(id="mean-over-left-out", file="cpp_ops/engine/group_reduction.cc",
+         edits=[("if (inclusion.included[j]) kept.push_back((*srcs)[j]);",
+                 "kept.push_back((*srcs)[j]);")],
+         tests=[LEFT_OUT],
+         bug="left-out values are summed into the mean"),
+    dict(id="fresh-undivided", file=DATA,
+         edits=[("    for (size_t i = 0; i < len; ++i) ax[i] -= ac[i];\n"
+                 "    DivideInto(ax, len, divisor, ax);",
+                 "    for (size_t i = 0; i < len; ++i) ax[i] -= ac[i];")],
+         tests=[STALE_JOIN, LEFT_OUT],
+         bug="'fresh': m + (x - c) instead of m + (x - c) / g"),
+    dict(id="paper-divisor", file=DATA,
+         edits=[("DivideInto(am, len, g + 1, am);", "DivideInto(am, len, g, am);")],
+         tests=[STALE_JOIN, GOSSIP_P3],
+         bug="'paper': (s + x) / g instead of / (g + 1)"),
+    dict(id="third-source-dropped", file=DATA,
+         edits=[("    for (int k = 2; k < num_srcs; ++k) {\n      const A* sk",
+                 "    for (int k = 3; k < num_srcs; ++k) {\n      const A* sk")],
+         tests=[GOSSIP_P3],
+         bug="float32/float64 means of three or more members skip the third"),
+    dict(id="local-base-sign", file=ROUNDS,
+         edits=[("AddScaled(s.spec.dtype, x, -1, n, r->local_base.data());",
+                 "AddScaled(s.spec.dtype, x, +1, n, r->local_base.data());")],
+         tests=[DRIFT],
+         bug="'local': later passive rounds' bases take the correction with the wrong sign"),
+    # --- knobs that must agree across ranks (engine) ------------------------------------
+    dict(id="averaging-unchecked", file=SPEC,
+         edits=[("         config.averaging == o.config.averaging &&\n", "")],
+         tests=[BAD_INPUT], bug="ranks that disagree on averaging run together"),
+    dict(id="wait-avoiding-unchecked", file=SPEC,
+         edits=[("         config.wait_avoiding == o.config.wait_avoiding &&\n", "")],
+         tests=[BAD_INPUT], bug="ranks that disagree on wait_avoiding run together"),
+    dict(id="sync-period-unchecked", file=SPEC,
+         edits=[("         config.sync_period == o.config.sync_period &&\n", "")],
+         tests=[BAD_INPUT], bug="ranks that disagree on sync_period run together"),
+    dict(id="max-staleness-unchecked", file=SPEC,
+         edits=[("         config.max_staleness == o.config.max_staleness && members == "
+                 "o.members;", "         members == o.members;")],
+         tests=[BAD_INPUT], bug="ranks that disagree on max_staleness run together"),
+    dict(id="overlapping-sets-unchecked", file="cpp_ops/engine/registration_book.cc",
+         edits=[("const bool overlap = it->first != key &&",
+                 "const bool overlap = false && it->first != key &&")],
+         tests=[PROCESS_SETS], bug="ranks that disagree on a stream's process set wait"),
+    # --- the optimizers' step and global-round logic (Python) ---------------------------
+    dict(id="fp16-always-replaces", file="horovod_wagma/common/fp16_rule.py",
+         edits=[("lambda: x + (average - sent))", "lambda: average)")],
+         tests=[OPTIMIZER_CORE, FP16],
+         bug="every round replaces the fp32 model with the fp16 average"),
+    dict(id="fp16-torch-every-round-global", file="horovod_wagma/torch/optimizer.py",
+         edits=[("core.served_global(step, handle.round), python_cond))",
+                 "True, python_cond))")],
+         tests=[FP16],
+         bug="the PyTorch optimizer treats every round as global for the fp16 rule"),
+    dict(id="global-round-formula", file="horovod_wagma/common/rounds.py",
+         edits=[("return (round_index == 0) | ((round_index + 1) % sync_period == 0)",
+                 "return (round_index == 0) | (round_index % sync_period == 0)")],
+         tests=[OPTIMIZER_CORE],
+         bug="the frontends' global rounds disagree with the engine's"),
+    dict(id="global-between-inclusive", file="horovod_wagma/common/rounds.py",
+         edits=[("return (upto + 1) // sync_period > (after + 1) // sync_period",
+                 "return (upto + 1) // sync_period >= (after + 1) // sync_period")],
+         tests=[OPTIMIZER_CORE],
+         bug="a skip with no global round in it still runs global-round duties"),
+    dict(id="served-round-ignores-report", file="horovod_wagma/common/optimizer_core.py",
+         edits=[("return reported_round if self.wait_avoiding_global else step",
+                 "return step")],
+         tests=[OPTIMIZER_CORE, OPTIMIZER + "::test_wait_avoiding_global_rounds_straggler_"
+                "and_join"],
+         bug="with wait-avoiding global rounds the served round is taken to be the step's"),
+    dict(id="duties-at-served-round-only", file="horovod_wagma/common/optimizer_core.py",
+         edits=[("return global_round_between(last_served, served, self.sync_period)",
+                 "return is_global_round(served, self.sync_period)")],
+         tests=[OPTIMIZER_CORE],
+         bug="a skip over a global round runs no global-round duties"),
+    dict(id="buffers-never-averaged", file="horovod_wagma/torch/optimizer.py",
+         edits=[("if duties_due and self._sync_buffers:", "if False and self._sync_buffers:")],
+         tests=[OPTIMIZER + "::test_models_identical_after_every_global_round"],
+         bug="BatchNorm statistics and optimizer state are never averaged"),
+    # --- the elastic state (Python) -----------------------------------------------------
+    dict(id="restore-rolls-back-model", file="horovod_wagma/torch/elastic.py",
+         edits=[("    def save(self):\n        super().save()\n",
+                 "    def save(self):\n        super().save()\n"
+                 "        import copy\n"
+                 "        self._model_copy = copy.deepcopy(self.model.state_dict())\n"
+                 "\n    def restore(self):\n"
+                 "        self.model.load_state_dict(self._model_copy)\n"
+                 "        super().restore()\n")],
+         tests=[HOST_KILLED],
+         bug="restore() rolls the model back to the last commit, like TorchState"),
+    dict(id="restore-rolls-back-counters", file="horovod_wagma/common/elastic_state.py",
+         edits=[('        """Nothing to undo: the survivors go on from their current replica."""',
+                 '        """Nothing to undo: the survivors go on from their current replica."""\n'
+                 "        super().restore()")],
+         tests=[HOST_KILLED],
+         bug="restore() rolls the step counters back to the last commit"),
+    dict(id="joiners-weigh-in", file="horovod_wagma/common/elastic_state.py",
+         edits=[("self._average_model(1.0 if survivors[hvd.rank()] else 0.0, sum(survivors))",
+                 "self._average_model(1.0, sum(survivors))")],
+         tests=[HOST_ADDED],
+         bug="joiners' fresh models enter the survivors' average"),
+    dict(id="joiners-keep-own-counters", file="horovod_wagma/common/elastic_state.py",
+         edits=[("        if not survivors[hvd.rank()]:\n            self._saved_state = theirs",
+                 "        if False:\n            self._saved_state = theirs")],
+         tests=[HOST_ADDED],
+         bug="joiners start their step counters from 0"),
+    dict(id="no-rebase", file="horovod_wagma/common/elastic_state.py",
+         edits=[("        if rebase is not None:  # a WAGMA optimizer (a plain one has no rounds)\n"
+                 "            rebase()",
+                 "        if rebase is not None:  # a WAGMA optimizer (a plain one has no rounds)\n"
+                 "            pass")],
+         tests=[HOST_KILLED],
+         bug="after a restart the optimizer numbers its rounds from its old step count"),
+]
