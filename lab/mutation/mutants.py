@@ -28,6 +28,7 @@ POLICY = "cpp_ops/engine/round_policy.cc"
 ROUNDS = "cpp_ops/engine/engine_rounds.cc"
 DATA = "cpp_ops/engine/data_type.cc"
 SPEC = "cpp_ops/engine/stream_spec.cc"
+BOOK = "cpp_ops/engine/registration_book.cc"
 
 MUTANTS = [
     # --- round rules (engine) ----------------------------------------------------------
@@ -119,10 +120,16 @@ MUTANTS = [
          edits=[("         config.max_staleness == o.config.max_staleness && members == "
                  "o.members;", "         members == o.members;")],
          tests=[BAD_INPUT], bug="ranks that disagree on max_staleness run together"),
-    dict(id="overlapping-sets-unchecked", file="cpp_ops/engine/registration_book.cc",
-         edits=[("const bool overlap = it->first != key &&",
-                 "const bool overlap = false && it->first != key &&")],
-         tests=[PROCESS_SETS], bug="ranks that disagree on a stream's process set wait"),
+    dict(id="pending-overlap-unchecked", file=BOOK,
+         edits=[("        !Overlap(other.first.members, spec.members)) {", "        true) {")],
+         tests=[PROCESS_SETS],
+         bug="a set overlapping a pending one under the same name waits instead of failing"),
+    dict(id="accepted-overlap-unchecked", file=BOOK,
+         edits=[("if (done.first.members == spec.members || "
+                 "!Overlap(done.first.members, spec.members))", "if (true)")],
+         tests=[PROCESS_SETS],
+         bug="a set overlapping an accepted one under the same name waits for ranks that "
+             "never register it"),
     # --- the optimizers' step and global-round logic (Python) ---------------------------
     dict(id="fp16-always-replaces", file="horovod_wagma/common/fp16_rule.py",
          edits=[("lambda: x + (average - sent))", "lambda: average)")],
