@@ -59,6 +59,12 @@ MUTANTS = [
                  "OutputFormula::kMean;", "if (f.global) return OutputFormula::kMean;")],
          tests=[LEFT_OUT, STALE_JOIN],
          bug="a wait-avoiding global round served passively drops the app's own progress"),
+    dict(id="local-as-plain-mean", file=POLICY,
+         edits=[("if (f.contributed_x) return OutputFormula::kMean;  // c == x: the plain "
+                 "group mean", "if (f.contributed_x || f.rule == Averaging::kLocal) return "
+                 "OutputFormula::kMean;")],
+         tests=[LEFT_OUT, STALE_JOIN],
+         bug="'local' takes the plain group mean, dropping the member's own progress"),
     dict(id="local-never-falls-back", file=POLICY,
          edits=[("if (configured == Averaging::kLocal && results_since_join > 1) return "
                  "Averaging::kFresh;", "")],
@@ -131,6 +137,11 @@ MUTANTS = [
          bug="a set overlapping an accepted one under the same name waits for ranks that "
              "never register it"),
     # --- the optimizers' step and global-round logic (Python) ---------------------------
+    dict(id="optimizer-knobs-unchecked", file="horovod_wagma/common/optimizer_knobs.py",
+         edits=[("        WagmaConfig(**self.stream_knobs())  # ValueError naming the argument",
+                 "        pass")],
+         tests=[OPTIMIZER_CORE],
+         bug="a DistributedWagmaOptimizer with a bad knob is built anyway"),
     dict(id="fp16-always-replaces", file="horovod_wagma/common/fp16_rule.py",
          edits=[("lambda: x + (average - sent))", "lambda: average)")],
          tests=[OPTIMIZER_CORE, FP16],
