@@ -151,10 +151,16 @@ class Launch:
     def __init__(self, run):
         self.run = run
         self.stderr = run.stderr
+        self.transport = CURRENT["transport"]
 
     def results(self, scenario):
         """rank -> the scenario's payload; fails the calling test if the scenario
-        raised on any rank."""
+        raised on any rank, or if the launch ran over another transport than the
+        test's (a module-scoped fixture that does not take `transport` is built once
+        and would hand a Gloo test the MPI launch's results)."""
+        assert self.transport == CURRENT["transport"], (
+            f"this launch ran over {self.transport}, the test over "
+            f"{CURRENT['transport']}: its fixture must take the `transport` fixture")
         errors = {rank: res["errors"][scenario] for rank, res in self.run.results.items()
                   if scenario in res["errors"]}
         assert not errors, f"scenario {scenario!r} raised:\n" + "\n".join(

@@ -64,11 +64,12 @@ def gossip_error_failures(results):
 
 
 # The left-out scenario (tests/workers/global_rounds.py: left_out): tau 3 (global rounds
-# 0, 2, 5, 8), S 2, max_staleness 1, rounds 0..10; the last rank's app collects at
-# rounds 5 (a global round) and 10 (a group round), its input its published value plus
-# the delta.
+# 0, 2, 5, 8), S 2, max_staleness 1, rounds 0..10; rank 1's app collects at rounds 5 (a
+# global round) and 10 (a group round), its input its published value plus the delta.
+# Rank 1, not the last: a left-out value first or in the middle of its group's sources
+# must be dropped, not the last one.
 LEFT_OUT = dict(sync_period=3, group_size=2, max_staleness=1, rounds=11, collects=(5, 10),
-                deltas=(0.75, -1.25))
+                deltas=(0.75, -1.25), away=1)
 
 
 def left_out_trajectory(x0, phases, sync_period, rounds, away, collects, deltas,

@@ -42,6 +42,12 @@ def test_host_killed_survivors_go_on_without_rollback(tmp_path):
         assert len(sync) == 1, (who, sync)  # one reset, one sync
         change = records[-1]["changes"][-1]
         assert change["size"] == 2 and change["lost"] == victim_ranks, change
+        # The new engine's rounds count from 0 (the optimizer rebased): every global
+        # round served from the first on ran its duty, the momentum's average.
+        stats = records[-1]["stats"]
+        model = next(v for k, v in stats.items() if k.endswith(".model0"))
+        state = next(v for k, v in stats.items() if k.endswith(".sync0"))
+        assert state["rounds"] >= model["global_rounds"] > 0, (who, model, state)
     assert "was lost" in out, out[-4000:]
     # The timeline records the change: each survivor's engine of the new member set
     # writes its own file (trace.gen2.<rank>.json) with the change, P' and the lost.

@@ -27,7 +27,7 @@ SUPPORTED = ("float32", "float64", "float16", "bfloat16")
 
 
 @pytest.fixture(scope="module", params=FRAMEWORKS)
-def fuzz(request):
+def fuzz(request, transport):
     """One launch per framework, shared by the tests of this module (~10-20 s)."""
     run = run_mpi("fuzz.py", NP, MAX_EXAMPLES, timeout=240,
                   env=framework_env(request.param))

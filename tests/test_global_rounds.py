@@ -33,13 +33,13 @@ THOUSANDS = scenario(3, "wait_avoiding", max_staleness=8, rounds=3000, step_s=0.
 
 
 @pytest.fixture(scope="module")
-def torch_launch():
+def torch_launch(transport):
     return run_scenarios("global_rounds.py", P, TORCH_ON_P, timeout=600,
                          env=framework_env("torch"))
 
 
 @pytest.fixture(scope="module")
-def tensorflow_launch():
+def tensorflow_launch(transport):
     return run_scenarios("global_rounds.py", P, TF_ON_P, timeout=480,
                          env=framework_env("tensorflow"))
 
@@ -157,14 +157,14 @@ def test_equal_steps_with_a_slow_rank_then_sync_does_not_hang(mpi):
 
 @pytest.mark.parametrize("averaging", RULES)
 def test_a_left_out_member_and_the_others_get_exact_values(torch_launch, averaging):
-    """The last rank's app enters round 0, then only collects rounds 5 (global) and 10
+    """Rank 1's app enters round 0, then only collects rounds 5 (global) and 10
     (group); in between its engine's value counts for one round (max_staleness=1) and
     is left out after. Every output, the others' and the left-out rank's, equals the
     rule's value over the included members (reference.left_out_trajectory): the mean
     divides by the members counted, not by the group, and the left-out rank's own
     result folds its fresh input in by the rule."""
     res = torch_launch.results(f"left_out,{averaging}")
-    c, away = LEFT_OUT, P - 1
+    c, away = LEFT_OUT, LEFT_OUT["away"]
     x0 = np.array([res[r]["x0"] for r in range(P)])
     expected = left_out_trajectory(x0, res[0]["phases"], c["sync_period"], c["rounds"],
                                    away, c["collects"], c["deltas"], c["max_staleness"],

@@ -16,7 +16,7 @@ SCENARIOS = ["fit", "eager", "uneven", "wa_fit_straggler"]
 
 
 @pytest.fixture(scope="module")
-def launch():
+def launch(transport):
     return run_scenarios("keras_checks.py", 3, SCENARIOS, timeout=600)
 
 

@@ -38,7 +38,7 @@ def by_scenario(run):
 
 
 @pytest.fixture(scope="module")
-def midrun():
+def midrun(transport):
     """(P, pattern) -> its launch of workers/collectives_midrun.py, made on first use
     and shared by the tests that read it."""
     launches = {}
@@ -151,11 +151,12 @@ LAGGING, LATE_FOR_A_COLLECTIVE = "240:60:4", "300:100:2"
 
 
 @pytest.fixture(scope="module")
-def drift():
+def drift(transport):
     return run_scenarios("drift_consensus.py", 8, [LAGGING, LATE_FOR_A_COLLECTIVE],
                          timeout=360)
 
 
+@HEAVY  # 8 ranks
 def test_a_lagging_rank_keeps_averaging_while_the_others_wait_in_a_collective(drift):
     """Values old in rounds but ahead in steps count. The fast ranks wait in a Horovod
     allreduce every 60 steps while the 4x slower last rank runs its remaining steps:
@@ -174,6 +175,7 @@ def test_a_lagging_rank_keeps_averaging_while_the_others_wait_in_a_collective(dr
     assert results[0]["synced"][slow] < 2.0, results[0]["synced"]
 
 
+@HEAVY  # 8 ranks
 def test_no_rank_runs_off_after_a_collective_that_a_persistent_straggler_was_late_for(drift):
     """A 2x slower rank and a Horovod allreduce every 100 steps. While the others wait
     there, the slow rank activates rounds that their engines join with their parked

@@ -12,7 +12,7 @@ SCENARIOS = ["identical_after_global", "lr0", "passes", "fp16", "fp16_values", "
 
 
 @pytest.fixture(scope="module")
-def checks():
+def checks(transport):
     return run_scenarios("optimizer_checks.py", 4, SCENARIOS, timeout=420)
 
 

@@ -75,7 +75,7 @@ def _max_error(res_by_rank, expected, key):
 
 
 @pytest.fixture(scope="module")
-def torch_launch():
+def torch_launch(transport):
     """workers/quasi_global_torch.py's two scenarios, in one 4-rank launch."""
     return run_scenarios("quasi_global_torch.py", 4, ["exact", "bad"], timeout=240)
 

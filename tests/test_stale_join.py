@@ -17,7 +17,7 @@ EXPECTED = {
 
 
 @pytest.fixture(scope="module", params=FRAMEWORKS)
-def launch(request):
+def launch(request, transport):
     return run_scenarios("stale_join.py", 2, list(EXPECTED), timeout=300,
                          env=framework_env(request.param))
 

@@ -15,7 +15,7 @@ def scenario(tau):
 
 
 @pytest.fixture(scope="module")
-def launch():
+def launch(transport):
     return run_scenarios("staleness.py", 4, [scenario(t) for t in TAUS], timeout=240)
 
 

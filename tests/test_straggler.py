@@ -18,7 +18,7 @@ SYNCHRONOUS = f"{DELAY},{ABLATION_ROUNDS},{TAU},2,0"
 
 
 @pytest.fixture(scope="module", params=FRAMEWORKS)
-def launch(request):
+def launch(request, transport):
     return run_scenarios("straggler.py", 4, [WAIT_AVOIDING, SYNCHRONOUS], timeout=300,
                          env=framework_env(request.param))
 

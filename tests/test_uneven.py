@@ -38,7 +38,7 @@ def expected_outputs(runs, size, sync_period=4):
 
 
 @pytest.fixture(scope="module")
-def launch():
+def launch(transport):
     """Both scenarios in one launch (workers/uneven.py)."""
     return run_scenarios("uneven.py", 4, ["op", "optimizer"], timeout=270)
 

@@ -5,6 +5,7 @@ report must say which (docs/mutation.md).
 
     make mutation-check                         # every mutant (about 40 minutes)
     .venv/bin/python lab/mutation/check.py --only divide-by-group fp16-always-replaces
+    .venv/bin/python lab/mutation/check.py --every-test --only no-rebase  # all catchers
 
 Steps: copy the tree (tracked and untracked files, built libraries; not .git, .venv or
 build outputs) to --scratch; build it there once (the engine objects are kept, so a
@@ -106,20 +107,26 @@ def restore(scratch, mutant, original):
         f.write(original)
 
 
-def check_mutant(s, mutant, timeout):
-    """(verdict, the test that caught it or None, seconds)."""
+def check_mutant(s, mutant, timeout, every_test=False):
+    """(verdict, the tests that caught it, seconds). Stops at the first test that
+    fails, unless `every_test`: then all of them run, and all that fail are listed."""
     t0 = time.monotonic()
     cpp = mutant["file"].endswith((".cc", ".h"))
     original = apply(s.path, mutant)
+    caught = []
     try:
         if cpp and not s.build():
-            return "caught", "the build (does not compile)", time.monotonic() - t0
-        if cpp and mutant["file"].startswith("cpp_ops/engine/") and not s.engine_unit_tests():
-            return "caught", "make engine-unit-test", time.monotonic() - t0
-        for test in mutant["tests"]:
-            if not s.pytest(test, timeout):
-                return "caught", test, time.monotonic() - t0
-        return "SURVIVED", None, time.monotonic() - t0
+            return "caught", ["the build (does not compile)"], time.monotonic() - t0
+        checks = [("make engine-unit-test", s.engine_unit_tests)] if (
+            cpp and mutant["file"].startswith("cpp_ops/engine/")) else []
+        checks += [(test, lambda test=test: s.pytest(test, timeout))
+                   for test in mutant["tests"]]
+        for name, passes in checks:
+            if not passes():
+                caught.append(name)
+                if not every_test:
+                    break
+        return ("caught" if caught else "SURVIVED"), caught, time.monotonic() - t0
     finally:
         restore(s.path, mutant, original)
         if cpp:
@@ -134,6 +141,9 @@ def main():
     parser.add_argument("--timeout", type=int, default=900, help="seconds per pytest run")
     parser.add_argument("--skip-baseline", action="store_true",
                         help="do not first check that the tests pass unmutated")
+    parser.add_argument("--every-test", action="store_true",
+                        help="run all of a mutant's tests, not only up to the first "
+                             "that fails, and list every one that caught it")
     args = parser.parse_args()
     mutants = [m for m in MUTANTS if not args.only or m["id"] in args.only]
     unknown = set(args.only or []) - {m["id"] for m in MUTANTS}
@@ -156,15 +166,16 @@ def main():
         print(f"baseline: {len(tests)} test selections pass unmutated", flush=True)
     rows = []
     for m in mutants:
-        verdict, by, seconds = check_mutant(s, m, args.timeout)
+        verdict, by, seconds = check_mutant(s, m, args.timeout, args.every_test)
+        by = "; ".join(t.replace("tests/", "") for t in by)
         rows.append((m, verdict, by, seconds))
-        print(f"{m['id']:34s} {verdict:8s} {seconds:6.0f}s  {by or ''}", flush=True)
+        print(f"{m['id']:34s} {verdict:8s} {seconds:6.0f}s  {by}", flush=True)
     caught = sum(v == "caught" for _, v, _, _ in rows)
     lines = [f"Mutants caught: {caught} of {len(rows)} ({100.0 * caught / len(rows):.0f}%)",
              "", "| mutant | file | bug | verdict | caught by | s |", "|---|---|---|---|---|---|"]
     for m, verdict, by, seconds in rows:
-        lines.append(f"| {m['id']} | {m['file']} | {m['bug']} | {verdict} | "
-                     f"{(by or '').replace('tests/', '')} | {seconds:.0f} |")
+        lines.append(f"| {m['id']} | {m['file']} | {m['bug']} | {verdict} | {by} | "
+                     f"{seconds:.0f} |")
     report = "\n".join(lines) + "\n"
     os.makedirs(os.path.dirname(args.report), exist_ok=True)
     with open(args.report, "w") as f:

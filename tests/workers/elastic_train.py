@@ -56,7 +56,9 @@ log(kind="start", started=STARTED, imported=imported)
 torch.manual_seed(hvd.rank())
 model = torch.nn.Linear(4, 1)
 distributed = hvd.DistributedOptimizer if HOROVOD_ONLY else wagma.DistributedWagmaOptimizer
-opt = distributed(torch.optim.SGD(model.parameters(), lr=0.05),
+# Momentum: optimizer state, which WAGMA averages at global rounds ("on_sync"), so the
+# tests see that those duties go on after a reset (the "sync" stream's rounds).
+opt = distributed(torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9),
                   named_parameters=model.named_parameters())
 state = LoggedState(model, opt, step=0)
 gen = torch.Generator().manual_seed(1000 + os.getpid())

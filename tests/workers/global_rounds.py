@@ -49,7 +49,7 @@ def persistent_straggler(spec):
 
 
 def left_out(averaging):
-    """The last rank's app enters round 0, then sits in barriers (as in a Horovod
+    """Rank LEFT_OUT["away"]'s app enters round 0, then sits in barriers (as in a Horovod
     collective) while the others gossip in lockstep, and collects the newest served
     round only at LEFT_OUT's collects, with its published value + a delta as its fresh
     input: its engine's value counts one round past each of its app's calls and is
@@ -59,7 +59,7 @@ def left_out(averaging):
     from common import initial_value
     from reference import LEFT_OUT as c
     from world import world
-    comm, away = world(), size - 1
+    comm, away = world(), c["away"]
     name = f"left_out.{averaging}"
     knobs = dict(group_size=c["group_size"], sync_period=c["sync_period"],
                  averaging=averaging, global_rounds="wait_avoiding",
