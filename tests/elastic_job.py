@@ -211,6 +211,25 @@ def kill_host_at_step(job, host, np_, step, sig=signal.SIGKILL):
     return victims, ranks, killed_at
 
 
+def host_kills_itself_before(job, np_, after_step, step):
+    """Once all np_ ranks passed `after_step`, the ranks of the host without rank 0 kill
+    themselves just before `step` (elastic_log.fault_here); returns (victims' (host,
+    pid), their ranks, the time of the first kill). Where a kill from outside may land
+    in commit(), after it saved the state, the survivors then fail with a model no
+    different from the commit, and a rollback would go unseen: before step 40 (an
+    allreduce precedes commit() there) they fail at most one step past it, four past
+    the last commit."""
+    rank_of = ranks_at_step(job, np_, after_step)
+    host = host_without_rank_0(rank_of)
+    victims = [who for who in rank_of if who[0] == host]
+    job.arrange_fault("kill_before", f"{host} * {step}")
+    job.wait_for(lambda logs: all(any(r["kind"] == "killed" for r in logs[v])
+                                  for v in victims), 60, f"{host}'s ranks killed")
+    logs = job.logs()
+    killed_at = min(r["t"] for v in victims for r in logs[v] if r["kind"] == "killed")
+    return victims, sorted(rank_of[v] for v in victims), killed_at
+
+
 def check_survivors_went_on(job, survivors, lost_ranks, fault_at, within_s, steps):
     """The acceptance checks after a loss: every survivor completes a step on the new
     member set within `within_s`, no step counter goes back, no model rolls back (each

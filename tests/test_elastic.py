@@ -16,7 +16,7 @@ import pytest
 
 from conftest import CURRENT
 from elastic_job import ElasticJob, check_steps_never_go_back, check_survivors_went_on, \
-    kill_host_at_step, steps_of
+    host_kills_itself_before, kill_host_at_step, steps_of
 from horovod_wagma.timeline import load_traces
 
 pytestmark = pytest.mark.slow
@@ -29,8 +29,10 @@ def test_host_killed_survivors_go_on_without_rollback(tmp_path):
     trace = tmp_path / "trace.json"
     job = ElasticJob(tmp_path, "localhost:2\n127.0.0.1:2\n", np_=4, min_np=2, max_np=4,
                      steps=200, step_s=0.05, env_extra={"WAGMA_TIMELINE": str(trace)})
-    # 2 of 4 remain: half, with rank 0, so the majority rule lets them go on.
-    victims, victim_ranks, killed_at = kill_host_at_step(job, None, 4, 30)
+    # 2 of 4 remain: half, with rank 0, so the majority rule lets them go on. The host's
+    # ranks kill themselves before step 40, so that no survivor fails inside commit()
+    # (a rollback to the commit would go unseen there: host_kills_itself_before).
+    victims, victim_ranks, killed_at = host_kills_itself_before(job, 4, 30, 40)
     assert len(victims) == 2
     out = job.finish(240)
     survivors = [who for who in job.logs() if who not in victims]

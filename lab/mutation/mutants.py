@@ -57,7 +57,7 @@ MUTANTS = [
     dict(id="passive-global-takes-plain-mean", file=POLICY,
          edits=[("if (f.global && (f.contributed_x || !f.wait_avoiding_global)) return "
                  "OutputFormula::kMean;", "if (f.global) return OutputFormula::kMean;")],
-         tests=[LEFT_OUT, STALE_JOIN],
+         tests=[LEFT_OUT],
          bug="a wait-avoiding global round served passively drops the app's own progress"),
     dict(id="local-as-plain-mean", file=POLICY,
          edits=[("if (f.contributed_x) return OutputFormula::kMean;  // c == x: the plain "
@@ -96,7 +96,7 @@ MUTANTS = [
          edits=[("    for (size_t i = 0; i < len; ++i) ax[i] -= ac[i];\n"
                  "    DivideInto(ax, len, divisor, ax);",
                  "    for (size_t i = 0; i < len; ++i) ax[i] -= ac[i];")],
-         tests=[STALE_JOIN, LEFT_OUT],
+         tests=[STALE_JOIN],
          bug="'fresh': m + (x - c) instead of m + (x - c) / g"),
     dict(id="paper-divisor", file=DATA,
          edits=[("DivideInto(am, len, g + 1, am);", "DivideInto(am, len, g, am);")],

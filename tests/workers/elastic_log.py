@@ -87,6 +87,7 @@ stopped_once = False
 # makes that rank kill itself (SIGKILL) just before that step's optimizer step, after
 # logging {"kind": "killed"}: a crash at a step the test chooses (between Horovod's
 # collectives), where a kill from outside lands wherever the ranks happen to be.
+# "*" for the local rank: every rank of that host.
 KILL_FILE = os.path.join(os.environ["WAGMA_TEST_RESULTS"], "kill_before")
 
 
@@ -96,7 +97,7 @@ def fault_here(step, rank):
         with open(KILL_FILE) as f:
             host, local_rank, at = f.read().split()
         if (host == os.environ.get("HOROVOD_HOSTNAME") and step == int(at)
-                and local_rank == os.environ.get("HOROVOD_LOCAL_RANK")):
+                and local_rank in ("*", os.environ.get("HOROVOD_LOCAL_RANK"))):
             log(kind="killed", step=step, rank=rank)
             os.kill(os.getpid(), signal.SIGKILL)
     stop_here(step, rank)
