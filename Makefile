@@ -54,7 +54,7 @@ engine-unit-test:
 	build/registration_book_test
 
 # Plants each bug of lab/mutation/mutants.py in a scratch copy, one at a time, and runs
-# the tests that should catch it; prints the report (docs/mutation.md). About 40 min.
+# the tests that should catch it; prints the report (docs/mutation.md). About 20 min.
 mutation-check: install
 	$(PY) lab/mutation/check.py
 

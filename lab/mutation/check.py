@@ -3,7 +3,7 @@ the working tree, and runs the tests expected to catch it. A mutant is caught wh
 of its tests fails; one that survives is a test gap or a harmless change, and the
 report must say which (docs/mutation.md).
 
-    make mutation-check                         # every mutant (about 40 minutes)
+    make mutation-check                         # every mutant (about 20 minutes)
     .venv/bin/python lab/mutation/check.py --only divide-by-group fp16-always-replaces
     .venv/bin/python lab/mutation/check.py --every-test --only no-rebase  # all catchers
 
