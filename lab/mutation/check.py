@@ -7,9 +7,9 @@ report must say which (docs/mutation.md).
     .venv/bin/python lab/mutation/check.py --only divide-by-group fp16-always-replaces
     .venv/bin/python lab/mutation/check.py --every-test --only no-rebase  # all catchers
 
-Steps: copy the tree (tracked and untracked files, built libraries; not .git, .venv or
-build outputs) to --scratch; build it there once (the engine objects are kept, so a
-C++ mutant recompiles one file); run every mutant's tests unmutated, which must pass;
+Steps: copy the tree (tracked and untracked files, built libraries and build/'s
+objects; not .git or .venv) to --scratch; build it there (incremental: a C++ mutant
+recompiles one file); run every mutant's tests unmutated, which must pass;
 then per mutant: edit, rebuild if it is C++ (the engine's unit tests run first: they
 are seconds), run its tests in order until one fails, restore the file. Tests run over
 MPI only (--transports mpi): a rule is the same on either transport. The report, a
@@ -27,9 +27,10 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 from mutants import MUTANTS  # noqa: E402
 
-# What the copy leaves out. build/ goes along: its engine objects, newer than their
-# sources, spare the copy a full build.
-SKIP_DIRS = {".git", ".venv", "__pycache__", ".pytest_cache", "bench/results"}
+# What the copy leaves out: paths from the root, and names anywhere. build/ goes along:
+# its engine objects, newer than their sources, spare the copy a full build.
+SKIP_PATHS = {".git", ".venv", "bench/results"}
+SKIP_NAMES = {"__pycache__", ".pytest_cache"}
 
 
 def copy_tree(scratch):
@@ -39,8 +40,8 @@ def copy_tree(scratch):
 
     def ignore(directory, names):
         rel = os.path.relpath(directory, ROOT)
-        return [n for n in names if os.path.normpath(os.path.join(rel, n)) in SKIP_DIRS
-                or n in ("__pycache__", ".pytest_cache") or n.endswith(".egg-info")]
+        return [n for n in names if os.path.normpath(os.path.join(rel, n)) in SKIP_PATHS
+                or n in SKIP_NAMES or n.endswith(".egg-info")]
     shutil.copytree(ROOT, scratch, ignore=ignore, symlinks=True)
 
 
