@@ -249,7 +249,9 @@ def check_survivors_went_on(job, survivors, lost_ranks, fault_at, within_s, step
         assert took[who] < within_s, (who, took[who])
         sync = [r for r in records if r["kind"] == "sync" and r["t"] > fault_at]
         assert sync and sync[0]["survivor"], (who, sync)
-        restore = next(r for r in records if r["kind"] == "restore" and r["t"] > fault_at)
+        restore = next((r for r in records if r["kind"] == "restore" and r["t"] > fault_at),
+                       None)
+        assert restore, (who, "no reset after the fault", records[-5:])
         assert np.array_equal(sync[0]["before"], restore["model"]), (
             who, "rolled back", restore["model"][:4], sync[0]["before"][:4])
         before[who] = sync[0]
