@@ -52,8 +52,10 @@ class BuildWithEngine(BuildExtension):
         # mutant of lab/mutation/check.py, compiles that file alone). Headers are not
         # tracked per file: touching one rebuilds everything.
         flags_file = os.path.join(obj_dir, "flags.txt")
-        same_flags = (os.path.exists(flags_file)
-                      and open(flags_file).read() == " ".join(cflags))
+        same_flags = False
+        if os.path.exists(flags_file):
+            with open(flags_file) as f:
+                same_flags = f.read() == " ".join(cflags)
         newest_header = max(os.path.getmtime(h) for h in
                             glob.glob(os.path.join(HERE, ENGINE_DIR, "*.h")))
 

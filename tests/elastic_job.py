@@ -196,15 +196,18 @@ def host_without_rank_0(rank_of, launcher=None):
                 if h != launcher and all(rank_of[w] for w in rank_of if w[0] == h))
 
 
-def kill_host_at_step(job, host, np_, step, sig=signal.SIGKILL):
-    """Sends `sig` to every rank of `host` (None: the host without rank 0, whichever
-    Horovod placed it on) once all np_ ranks passed `step`; (victims' (host, pid),
-    their ranks, the time of the kill)."""
-    rank_of = ranks_at_step(job, np_, step)
-    if host is None:
-        host = host_without_rank_0(rank_of)
+def ranks_of_host(rank_of, host=None):
+    """(host, its ranks' (host, pid), their ranks); host None: the host without rank 0,
+    whichever Horovod placed it on."""
+    host = host or host_without_rank_0(rank_of)
     victims = [who for who in rank_of if who[0] == host]
-    ranks = sorted(rank_of[v] for v in victims)
+    return host, victims, sorted(rank_of[v] for v in victims)
+
+
+def kill_host_at_step(job, host, np_, step, sig=signal.SIGKILL):
+    """Sends `sig` to every rank of `host` (None: the host without rank 0) once all np_
+    ranks passed `step`; (victims' (host, pid), their ranks, the time of the kill)."""
+    _, victims, ranks = ranks_of_host(ranks_at_step(job, np_, step), host)
     killed_at = time.time()
     for _, pid in victims:
         os.kill(pid, sig)
@@ -219,15 +222,13 @@ def host_kills_itself_before(job, np_, after_step, step):
     different from the commit, and a rollback would go unseen: before step 40 (an
     allreduce precedes commit() there) they fail at most one step past it, four past
     the last commit."""
-    rank_of = ranks_at_step(job, np_, after_step)
-    host = host_without_rank_0(rank_of)
-    victims = [who for who in rank_of if who[0] == host]
+    host, victims, ranks = ranks_of_host(ranks_at_step(job, np_, after_step))
     job.arrange_fault("kill_before", f"{host} * {step}")
     job.wait_for(lambda logs: all(any(r["kind"] == "killed" for r in logs[v])
                                   for v in victims), 60, f"{host}'s ranks killed")
     logs = job.logs()
     killed_at = min(r["t"] for v in victims for r in logs[v] if r["kind"] == "killed")
-    return victims, sorted(rank_of[v] for v in victims), killed_at
+    return victims, ranks, killed_at
 
 
 def check_survivors_went_on(job, survivors, lost_ranks, fault_at, within_s, steps):
