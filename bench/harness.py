@@ -86,6 +86,18 @@ def output_path(given, stem):
     return path
 
 
+def jsonable(obj):
+    """``obj`` with infinities and NaNs as strings (JSON has neither)."""
+    import math
+    if isinstance(obj, float) and (math.isinf(obj) or math.isnan(obj)):
+        return str(obj)
+    if isinstance(obj, dict):
+        return {k: jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [jsonable(v) for v in obj]
+    return obj
+
+
 def write_json(path, obj, indent, prefix=""):
     with open(path, "w") as f:
         json.dump(obj, f, indent=indent)

@@ -24,7 +24,8 @@ benchmark's default for that key (e.g. its ``--sync-period``), then the library'
 """
 WAGMA_KEYS = {"rule": "averaging", "state": "average_optimizer_state",
               "rounds": "global_rounds", "S": "group_size", "tau": "sync_period",
-              "stale": "max_staleness", "wa": "wait_avoiding"}
+              "stale": "max_staleness", "wa": "wait_avoiding",
+              "drift": "drift_correction"}
 ROUNDS = {"blocking": "blocking", "wa": "wait_avoiding", "wait_avoiding": "wait_avoiding"}
 KEYS = {"horovod": set(), "localsgd": {"tau"}, "hier": {"S", "tau"},
         "diloco": {"tau", "outer"}, "wagma": set(WAGMA_KEYS) | {"fp16", "outer"}}

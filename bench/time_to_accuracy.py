@@ -426,16 +426,6 @@ def plot_case(case, runs, methods, target, path):
                 "(thin: other seeds)", (max(0, lo - 3), min(100, target + 6)))
 
 
-def jsonable(obj):
-    if isinstance(obj, float) and (math.isinf(obj) or math.isnan(obj)):
-        return str(obj)
-    if isinstance(obj, dict):
-        return {k: jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [jsonable(v) for v in obj]
-    return obj
-
-
 # -- the driver -----------------------------------------------------------------------
 def run(args):
     from mpi4py import MPI
@@ -473,7 +463,7 @@ def run(args):
             plot_case(tuple(plotted.split("/")), runs, args.methods,
                       results[plotted]["target"], args.plot)
             print(f"wrote {args.plot}")
-        harness.write_json(args.json, jsonable({
+        harness.write_json(args.json, harness.jsonable({
             "ranks": size, "framework": args.framework, "args": vars(args),
             "results": results, "runs": all_runs}), 1)
     comm.Barrier()

@@ -123,3 +123,30 @@ def test_the_clock_evaluates_through_the_collective_and_stops_together():
     assert evaluation.compute_s >= 3 * 0.3
     # 12 steps of 10 ms and 3 collectives of 20 ms, without the 0.9 s of compute.
     assert 0.12 + 0.06 <= wall < 0.12 + 0.06 + 0.6, wall
+
+
+def test_steps_to_accuracy_analysis_per_seed_at_equal_steps():
+    """The diagnostic (bench/steps_to_accuracy.py): steps to target of the averaged and
+    of the own models, ratios to Horovod's per seed, scores at Horovod's median steps
+    to target, and the largest avg-own gap after the first quarter of the run."""
+    import steps_to_accuracy as s2a
+    steps = [0, 5, 25, 45, 65]
+
+    def run(method, seed, avg, own):
+        return {"method": method, "seed": seed, "steps": steps, "avg": avg, "own": own,
+                "spread": [0.0, 0.1, 0.2, 0.3, 0.4]}
+    runs = [run("horovod", 0, [10, 50, 91, 92, 93], [10, 50, 91, 92, 93]),
+            run("horovod", 1, [10, 50, 80, 91, 92], [10, 50, 80, 91, 92]),
+            run("wagma", 0, [10, 91, 92, 93, 94], [10, 60, 85, 91, 92]),
+            run("wagma", 1, [10, 50, 80, 85, 91], [10, 50, 70, 80, 89])]
+    rows, mid = s2a.analyse_case(runs, ["horovod", "wagma"], 90)
+    assert mid == 35   # the median of Horovod's 25 and 45 steps
+    w = rows["wagma"]
+    assert w["avg_steps"] == (35, 5, 65)
+    assert w["avg_x"] == pytest.approx((0.5 * (5 / 25 + 65 / 45), 5 / 25, 65 / 45))
+    assert w["own_steps"][0] == math.inf and w["own_reached"] == 1
+    assert w["avg_at_mid"] == (89, 85, 93)   # the snapshot at step 45, the first >= 35
+    assert w["own_gap_after_first"] == (8.5, 7, 10)   # steps >= 16: max of avg - own
+    assert w["spread_final"] == (0.4, 0.4, 0.4)
+    assert s2a.verdict("noniid", w).startswith("avg x1.4: met; own within 2: MISSED")
+    assert s2a.verdict("iid", w) == "avg x1.2: met"

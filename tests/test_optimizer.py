@@ -8,7 +8,7 @@ from conftest import run_scenarios
 pytestmark = pytest.mark.ranks
 
 SCENARIOS = ["identical_after_global", "lr0", "passes", "fp16", "fp16_values", "hooks",
-             "bad_args", "wa_lr0", "wa_straggler_join"]  # the one that calls join() runs last
+             "bad_args", "drift", "wa_lr0", "wa_straggler_join"]  # the one that calls join() runs last
 
 
 @pytest.fixture(scope="module")
@@ -81,8 +81,25 @@ def test_bad_arguments(checks):
         assert res["wa_needs_wa_groups"].startswith("ValueError")
         assert "wait_avoiding=True" in res["wa_needs_wa_groups"]
         assert res["dup_names"].startswith("ValueError") and "unique" in res["dup_names"]
+        for key in ("drift_range", "drift_state", "drift_rounds", "drift_no_moment",
+                    "drift_adagrad"):
+            assert res[key].startswith("ValueError") and "drift_correction" in res[key], res
+        assert "[0, 1]" in res["drift_range"] and "'never'" in res["drift_state"]
+        assert "'wait_avoiding'" in res["drift_rounds"]
+        assert "momentum" in res["drift_no_moment"] and "Adagrad" in res["drift_adagrad"]
         assert res["predivide"].startswith("warning") and "no effect" in res["predivide"]
         assert res["positional"] is None
+
+
+def test_drift_correction_removes_a_non_iid_bias(checks):
+    """Each rank's quadratic pulls it to its own a_i: without drift correction the ranks'
+    models stay apart from the optimum mean(a) between global rounds; with it each
+    control variate learns a_i - mean(a) (summing to zero over ranks) and every model
+    sits at the optimum."""
+    for res in checks.results("drift").values():
+        assert res["off"]["far"] > 0.1, res
+        assert res["on"]["far"] < 1e-3 and res["on"]["c_error"] < 1e-3, res
+        assert res["on"]["c_sum"] < 1e-9, res
 
 
 def test_wait_avoiding_global_rounds_lockstep_equals_blocking(checks):

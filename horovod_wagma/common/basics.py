@@ -193,7 +193,13 @@ class WagmaBasics:
         config = self.config.override(**knobs)
         self.ensure_started()
         members = self.process_set_members(process_set)
-        return config, config.engine_fields(len(members) or self._size), members
+        return config, config.engine_fields(self.num_ranks(process_set)), members
+
+    def num_ranks(self, process_set=None):
+        """The ranks a stream over ``process_set`` spans (the world for None); starts
+        the engine if needed."""
+        self.ensure_started()
+        return len(self.process_set_members(process_set)) or self._size
 
     def prepare_call(self, dtype_supported, dtype_text, name, process_set, **knobs):
         """Checks one op call's arguments, the same way for every frontend.

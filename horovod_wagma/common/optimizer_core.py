@@ -10,6 +10,7 @@ it computes, and its next call is served by the newest such round r >= k, which 
 op reports after the call.
 """
 from horovod_wagma.common.optimizer_status import WagmaStatus
+from horovod_wagma.common.schedule import optimizer_group_size
 from horovod_wagma.common.rounds import global_round_between, is_global_round
 from horovod_wagma.common.stream_names import StreamNames
 
@@ -23,13 +24,28 @@ class OptimizerCore:
         """``knobs``: OptimizerKnobs; ``basics``: the framework's WagmaBasics (init's
         defaults fill the knobs left at None; the engine starts here)."""
         self.knobs = knobs
-        self.config, _, _ = basics.stream_config(process_set, **knobs.stream_knobs())
-        self.stream_knobs = dict(self.config.knobs(), process_set=process_set)
+        # Neither the call nor init() chose S: the optimizers' own default, resolved
+        # for the ranks of each call (Horovod elastic changes them between resets).
+        self._default_group = knobs.group_size is None and basics.config.group_size is None
+        self._ranks = lambda: basics.num_ranks(process_set)
+        self.config, _, _ = basics.stream_config(process_set, **self._knobs(
+            knobs.stream_knobs()))
+        self._stream_knobs = dict(self.config.knobs(), process_set=process_set)
         self.sync_period = self.config.sync_period
         self.wait_avoiding_global = self.config.global_rounds == "wait_avoiding"
         self.fusion_plan = fusion_plan
         self.names = StreamNames(stream_prefix, name)
         self._join = basics.join
+
+    def _knobs(self, knobs):
+        if self._default_group:
+            knobs = dict(knobs, group_size=optimizer_group_size(self._ranks()))
+        return knobs
+
+    @property
+    def stream_knobs(self):
+        """The model streams' knobs, as the ops take them."""
+        return self._knobs(self._stream_knobs)
 
     def served_round(self, step, reported_round):
         """The round that served step ``step``: the step's own round with blocking

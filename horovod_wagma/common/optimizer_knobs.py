@@ -32,6 +32,7 @@ class OptimizerKnobs:
     global_rounds: Optional[str] = None
     max_staleness: Optional[int] = None
     average_optimizer_state: str = "on_sync"
+    drift_correction: float = 0.0
 
     def __post_init__(self):
         if self.global_rounds is None:
@@ -41,13 +42,29 @@ class OptimizerKnobs:
                                "wait_avoiding" if self.wait_avoiding is True else "blocking")
         WagmaConfig(**self.stream_knobs())  # ValueError naming the argument
         validate_state_averaging(self.average_optimizer_state)
+        if not 0.0 <= self.drift_correction <= 1.0:
+            raise ValueError(f"drift_correction must be in [0, 1], got "
+                             f"{self.drift_correction!r}")
+        if self.drift_correction and self.average_optimizer_state != "on_sync":
+            raise ValueError("drift_correction needs average_optimizer_state='on_sync' "
+                             "(it learns from the state averaged at global rounds), got "
+                             f"{self.average_optimizer_state!r}")
+        if self.drift_correction and self.global_rounds != "blocking":
+            # Measured: with wait-avoiding global rounds a member's state enters the
+            # average stale (its engine publishes the previous average), so m̄ - m_i
+            # no longer measures its bias and the variates diverge (mlp, random
+            # imbalance: 10% accuracy; docs/benchmarks.md, "Steps to accuracy").
+            raise ValueError("drift_correction needs global_rounds='blocking' (exact "
+                             "averages of the optimizer state), got "
+                             f"{self.global_rounds!r}")
 
     @classmethod
     def from_arguments(cls, arguments, framework, state_modes=STATE_AVERAGING):
         """The knobs among a factory's ``locals()`` (one field list, not one per
         framework), checked against the state modes ``framework`` implements (the
         PyTorch optimizer implements all of STATE_AVERAGING)."""
-        knobs = cls(**{f.name: arguments[f.name] for f in dataclasses.fields(cls)})
+        knobs = cls(**{f.name: arguments[f.name] for f in dataclasses.fields(cls)
+                       if f.name in arguments})
         mode = knobs.average_optimizer_state
         if mode not in state_modes:
             raise ValueError(f"average_optimizer_state={mode!r} is supported by the PyTorch "

@@ -31,6 +31,7 @@ from horovod_wagma.common.optimizer_knobs import OptimizerKnobs
 from horovod_wagma.common.wrapped_class import wrapped_class
 from horovod_wagma.torch import ops
 from horovod_wagma.torch.fusion import fuse_by_dtype
+from horovod_wagma.torch.drift_correction import DriftCorrection, moment_scale
 from horovod_wagma.torch.named_parameters import check_named_parameters
 from horovod_wagma.torch.quasi_global_momentum import QuasiGlobalMomentum
 
@@ -48,6 +49,8 @@ class _WagmaTorchMixin:
         self._state_averaging = core.knobs.average_optimizer_state
         self._qgm = QuasiGlobalMomentum(self) \
             if self._state_averaging == "quasi_global" else None
+        alpha = core.knobs.drift_correction
+        self._drift = DriftCorrection(self, alpha) if alpha else None
         self._round = 0  # this rank's own steps
         self._round_base = 0  # steps taken before the engine (re)started
         self._served = -1  # the round that served the last step
@@ -79,17 +82,24 @@ class _WagmaTorchMixin:
         # momentum (measured: without it, 73-75% instead of 86% on bench's mlp task).
         if self._state_averaging in ("on_sync", "quasi_global"):
             on_sync += [s for p in self._params() for s in self._state_tensors(p)]
+        if self._drift:
+            on_sync += self._drift.variates()
         self._sync_buffers = fuse_by_dtype(on_sync) if on_sync else []
 
     # -- the step ---------------------------------------------------------------------
     def step(self, closure=None):
         before = self._qgm.snapshot() if self._qgm else None
+        if self._drift:
+            self._drift.correct_gradients()
         loss = super(self.__class__, self).step(closure)
         duties_due = self._average()
         if self._qgm:
             self._qgm.rebuild(before)
         if duties_due and self._sync_buffers:
+            moments = self._drift.before_average() if self._drift else None
             self._average_globally(self._sync_buffers, "sync")
+            if self._drift:
+                self._drift.after_average(moments)
         return loss
 
     def _average(self):
@@ -196,7 +206,8 @@ def DistributedWagmaOptimizer(optimizer, named_parameters=None,
                               named_buffers=None,
                               average_optimizer_state=OptimizerKnobs.average_optimizer_state,
                               global_rounds=OptimizerKnobs.global_rounds,
-                              max_staleness=OptimizerKnobs.max_staleness):
+                              max_staleness=OptimizerKnobs.max_staleness,
+                              drift_correction=OptimizerKnobs.drift_correction):
     """Wraps ``optimizer`` like ``hvd.DistributedOptimizer`` (same arguments, same
     order), but averages models with WAGMA instead of allreducing gradients.
 
@@ -225,6 +236,13 @@ def DistributedWagmaOptimizer(optimizer, named_parameters=None,
       max_staleness: with wait-avoiding global rounds, the oldest (in rounds) a value
         an engine contributes for its app may be; an older one is left out of the
         average, and nobody waits for the slower rank (default: sync_period).
+      drift_correction: alpha in [0, 1] (0: off). Non-IID data: at every global
+        round that averages the optimizer state ("on_sync"), each rank learns a
+        control variate c_i += alpha k (m̄ - m_i) from its first moment before (m_i)
+        and after (m̄) the average, and adds c_i to its gradients at every step, so
+        its updates follow the ranks' mean gradient instead of its own data's
+        (drift_correction.py). Needs SGD with momentum or an Adam-family optimizer
+        and global_rounds="blocking" (exact state averages).
 
     Horovod arguments: ``process_set`` restricts WAGMA to that set's ranks;
     ``compression=Compression.fp16`` sends fp16 (accumulated in fp32; fp16_rule.py);
@@ -238,6 +256,8 @@ def DistributedWagmaOptimizer(optimizer, named_parameters=None,
     knobs = OptimizerKnobs.from_arguments(locals(), "PyTorch")
     if knobs.average_optimizer_state == "quasi_global":
         QuasiGlobalMomentum.check(optimizer)  # before anything is set up
+    if knobs.drift_correction:
+        moment_scale(optimizer)  # ValueError unless it keeps a first moment
     core = OptimizerCore(knobs, ops._basics, process_set, FusionPlan(groups, num_groups),
                          "wagma.optimizer")
     cls = wrapped_class(optimizer, _WagmaTorchMixin)

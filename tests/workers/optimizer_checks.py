@@ -274,6 +274,37 @@ def wa_straggler_join():
     return out
 
 
+def drift():
+    """Non-IID quadratics: rank i minimises |x - a_i|^2 / 2, so its gradient is biased by
+    a_i - mean(a). Returns, with and without drift correction (blocking global rounds,
+    "fresh", S=2, tau=4, SGD momentum 0.9): the distance of this rank's model from the
+    optimum mean(a) over the last 20 steps, and (with it) the control variate, which
+    must have learnt a_i - mean(a)."""
+    d = 6
+    a = torch.arange(size * d, dtype=torch.float64).reshape(size, d) % 5 * (1 + torch.arange(size))[:, None]
+    out = {}
+    for alpha in (0.0, 0.5):
+        x = torch.nn.Parameter(torch.zeros(d, dtype=torch.float64))
+        opt = DistributedWagmaOptimizer(
+            torch.optim.SGD([x], lr=0.05, momentum=0.9), named_parameters=[("x", x)],
+            group_size=2, sync_period=4, drift_correction=alpha, **BLOCKING)
+        far = []
+        for step in range(300):
+            opt.zero_grad()
+            (0.5 * ((x - a[rank]) ** 2).sum()).backward()
+            opt.step()
+            if step >= 280:
+                far.append(float((x.detach() - a.mean(0)).abs().max()))
+        key = "on" if alpha else "off"
+        out[key] = {"far": max(far)}
+        if alpha:
+            c = opt._drift._c[x]
+            out[key]["c_error"] = float((c - (a[rank] - a.mean(0))).abs().max())
+            total = torch.tensor(comm.allreduce(c.numpy()))
+            out[key]["c_sum"] = float(total.abs().max())
+    return out
+
+
 def bad_args():
     out, model = {}, fresh_model()
     def err(fn):
@@ -299,6 +330,15 @@ def bad_args():
         sgd(), global_rounds="wait_avoiding", wait_avoiding=False))
     out["dup_names"] = err(lambda: DistributedWagmaOptimizer(
         sgd(), named_parameters=[("a", p) for p in model.parameters()]))
+    out["drift_range"] = err(lambda: DistributedWagmaOptimizer(sgd(), drift_correction=1.5))
+    out["drift_state"] = err(lambda: DistributedWagmaOptimizer(
+        sgd(), drift_correction=0.5, average_optimizer_state="never"))
+    out["drift_rounds"] = err(lambda: DistributedWagmaOptimizer(sgd(), drift_correction=0.5))
+    out["drift_no_moment"] = err(lambda: DistributedWagmaOptimizer(
+        sgd(), drift_correction=0.5, global_rounds="blocking"))
+    out["drift_adagrad"] = err(lambda: DistributedWagmaOptimizer(
+        torch.optim.Adagrad(model.parameters()), drift_correction=0.5,
+        global_rounds="blocking"))
     out["predivide"] = err(lambda: DistributedWagmaOptimizer(sgd(), gradient_predivide_factor=2.0))
     # Every positional argument of hvd.DistributedOptimizer is accepted in order.
     out["positional"] = err(lambda: DistributedWagmaOptimizer(
@@ -312,4 +352,4 @@ if sys.argv[1:] == ["process_set"]:
 else:
     run_scenarios({f.__name__: f for f in (
         identical_after_global, lr0, passes, fp16, fp16_values, hooks, wa_lr0,
-        wa_straggler_join, bad_args)}, sys.argv[1:])
+        wa_straggler_join, bad_args, drift)}, sys.argv[1:])

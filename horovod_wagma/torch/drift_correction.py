@@ -1,0 +1,96 @@
+"""Drift correction for non-IID data: per-rank control variates estimated from the
+first-moment optimizer state that global rounds average (SCAFFOLD's correction,
+Karimireddy et al. 2020, with the momentum buffer as each rank's gradient estimate).
+
+With non-IID shards each rank's gradient g_i is biased towards its own data, so
+between global rounds its model drifts towards its own optimum and its momentum
+carries that bias. At every global round whose duties average the optimizer state
+("on_sync"), a rank holds its own first moment m_i just before and the average m̄
+just after; the difference estimates its bias. The variates are averaged with the
+state (c̄). Per parameter:
+
+    c_i <- c_i - c̄ + alpha * k * (m̄ - m_i)   at each global round's state average
+    g_i <- g_i + c_i                           before every local step
+
+with k converting the moment to gradient units: (1 - beta) / (1 - dampening) for
+torch.optim.SGD's momentum_buffer, 1 for Adam's exp_avg. Because m_i already carries
+the correction applied since the last round, c_i is an AR(1) filter whose fixed point
+is mean_j g_j - g_i for any 0 < alpha <= 1; a smaller alpha trades speed for less
+noise (in IID data the estimate is pure noise, of variance alpha / (2 - alpha) of one
+round's). The corrections sum to zero, so the ranks' mean model moves as without
+them; subtracting c̄ keeps that true where averages are not exact.
+"""
+import torch
+
+_MOMENT_KEYS = ("momentum_buffer", "exp_avg")
+
+
+def moment_scale(optimizer):
+    """(state key, k per parameter group) of the first moment ``optimizer`` keeps, or
+    ValueError naming the optimizer when it keeps none."""
+    name = type(optimizer).__name__
+    if isinstance(optimizer, torch.optim.SGD):
+        scales = []
+        for g in optimizer.param_groups:
+            beta, damp = float(g.get("momentum", 0)), float(g.get("dampening", 0))
+            if beta <= 0 or damp >= 1:
+                raise ValueError(f"drift_correction needs momentum > 0 (and dampening < 1) "
+                                 f"in every parameter group of {name}")
+            scales.append((1.0 - beta) / (1.0 - damp))
+        return "momentum_buffer", scales
+    if all("betas" in g for g in optimizer.param_groups):
+        return "exp_avg", [1.0] * len(optimizer.param_groups)
+    raise ValueError(f"drift_correction needs torch.optim.SGD with momentum or an "
+                     f"Adam-family optimizer (exp_avg state); got {name}")
+
+
+class DriftCorrection:
+    def __init__(self, optimizer, alpha):
+        """``optimizer``: the DistributedWagmaOptimizer; ``alpha`` in (0, 1]."""
+        self._optimizer = optimizer
+        self._alpha = float(alpha)
+        self._key, _ = moment_scale(optimizer)
+        self._c = {}   # parameter -> its control variate
+
+    def _moments(self):
+        """[(param, its first moment, k)] for parameters whose moment exists."""
+        key, scales = moment_scale(self._optimizer)
+        out = []
+        for group, k in zip(self._optimizer.param_groups, scales):
+            for p in group["params"]:
+                m = self._optimizer.state.get(p, {}).get(key)
+                if m is not None:
+                    out.append((p, m, k))
+        return out
+
+    def variates(self):
+        """The control variates, created (zero) for every parameter with a moment: the
+        optimizer averages them with the state at global rounds (see after_average)."""
+        for p, m, _ in self._moments():
+            if p not in self._c:
+                self._c[p] = torch.zeros_like(m)
+        return list(self._c.values())
+
+    @torch.no_grad()
+    def correct_gradients(self):
+        """g_i <- g_i + c_i, before the wrapped optimizer's step."""
+        for p, c in self._c.items():
+            if p.grad is not None:
+                p.grad.add_(c)
+
+    def before_average(self):
+        """Copies of this rank's moments and variates, before a global round averages
+        them."""
+        return [(p, m.clone(), k, self._c[p].clone()) for p, m, k in self._moments()
+                if p in self._c]
+
+    @torch.no_grad()
+    def after_average(self, before):
+        """c_i <- c_i - c̄ + alpha k (m̄ - m_i), once the state holds the averages (the
+        variate's average c̄ included). Subtracting c̄ keeps the corrections summing to
+        zero: a common part would bias every rank's gradient alike, and nothing else
+        removes it (m̄ - m_i does not see it), so rounds where the average is not exact
+        (wait-avoiding ones, stale or left-out members) would let it grow."""
+        for p, old_m, k, old_c in before:
+            m, c = self._optimizer.state[p][self._key], self._c[p]
+            c.neg_().add_(old_c).add_(m - old_m, alpha=self._alpha * k)
