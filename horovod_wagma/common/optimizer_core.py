@@ -95,4 +95,5 @@ class OptimizerCore:
         """The optimizer's WagmaStatus, given its own step count and the round that
         served its last step (None where the framework does not track it)."""
         return WagmaStatus(self.names.name, self.sync_period, self.config.global_rounds,
-                           int(steps), None if served_round is None else int(served_round))
+                           int(steps), None if served_round is None else int(served_round),
+                           self.stream_knobs["group_size"])

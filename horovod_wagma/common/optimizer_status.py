@@ -25,6 +25,7 @@ class WagmaStatus:
     # (its engine served the rounds in between). None where the framework keeps the
     # reported round inside its graph (Keras).
     served_round: Optional[int]
+    group_size: Optional[int] = None   # S of the model streams now (defaults resolved)
 
     @property
     def wait_avoiding_global(self):
