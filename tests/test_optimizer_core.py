@@ -94,12 +94,16 @@ def test_fp16_rule_replaces_at_global_rounds_and_corrects_at_group_rounds():
 
 
 class _Basics:
-    """WagmaBasics' two calls the core makes, without an engine."""
+    """WagmaBasics' calls the core makes, without an engine."""
 
-    def __init__(self, last_rank=3, **init_knobs):
+    def __init__(self, last_rank=3, ranks=4, **init_knobs):
         self.config = WagmaConfig(**init_knobs)
         self.last_rank = last_rank
+        self.ranks = ranks
         self.joined = 0
+
+    def num_ranks(self, process_set=None):
+        return self.ranks
 
     def stream_config(self, process_set=None, **overrides):
         return self.config.override(**overrides), None, None
@@ -119,6 +123,17 @@ def test_init_defaults_fill_the_knobs_left_at_none():
     assert c.config.group_size == 8 and c.config.max_staleness == 5
     assert c.config.averaging == "local"  # the optimizer's default beats init's
     assert c.stream_knobs == dict(c.config.knobs(), process_set="ps")
+
+
+def test_default_group_size_is_the_optimizers_and_follows_the_member_set():
+    basics = _Basics(ranks=6)
+    c = core(basics)
+    assert c.stream_knobs["group_size"] == 6 and c.status(0, None).group_size == 6
+    basics.ranks = 20   # Horovod elastic: a new member set; S is resolved per call
+    assert c.stream_knobs["group_size"] == 8
+    assert c.global_stream_knobs()["group_size"] == 8
+    assert core(_Basics(ranks=6), group_size=2).stream_knobs["group_size"] == 2
+    assert core(_Basics(ranks=6, group_size=3)).stream_knobs["group_size"] == 3   # init's
 
 
 def test_served_round_and_duties_blocking():
