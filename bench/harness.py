@@ -104,6 +104,13 @@ def write_json(path, obj, indent, prefix=""):
     print(f"{prefix}wrote {path}")
 
 
+def add_seeds(p, default=3):
+    """--seeds N and --first-seed K: the run seeds K..K+N-1."""
+    p.add_argument("--seeds", type=int, default=default,
+                   help=f"seeds 0..N-1 (default {default})")
+    p.add_argument("--first-seed", type=int, default=0)
+
+
 def add_framework(p):
     p.add_argument("--framework", choices=("torch", "keras"), default="torch",
                    help="PyTorch or Keras (default torch)")

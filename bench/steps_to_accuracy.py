@@ -40,8 +40,7 @@ def parse_args(argv=None):
     harness.add_methods(p)
     p.add_argument("--tasks", default="mlp,cnn,seq")
     p.add_argument("--data", default="iid,noniid")
-    p.add_argument("--seeds", type=int, default=3, help="seeds 0..N-1 (default 3)")
-    p.add_argument("--first-seed", type=int, default=0)
+    harness.add_seeds(p)
     p.add_argument("--steps", type=int, default=400, help="steps per run (default 400)")
     p.add_argument("--eval-every", type=int, default=20,
                    help="steps between snapshots (default 20)")

@@ -41,8 +41,7 @@ def parse_args(argv=None):
     p.add_argument("--tasks", help="comma-separated subset of mlp,cnn,seq (Keras: mlp)")
     p.add_argument("--data", help="iid, noniid or both (comma)")
     p.add_argument("--patterns", help="random, persistent or both (comma)")
-    p.add_argument("--seeds", type=int, default=3, help="seeds 0..N-1 (default 3)")
-    p.add_argument("--first-seed", type=int, default=0)
+    harness.add_seeds(p)
     p.add_argument("--budget", type=float, default=None,
                    help=f"seconds of training per run (default: random "
                         f"{BUDGET['random']:g}, persistent {BUDGET['persistent']:g})")
