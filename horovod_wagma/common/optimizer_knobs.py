@@ -15,11 +15,13 @@ from horovod_wagma.common.config import (KNOBS, STATE_AVERAGING, WagmaConfig,
 
 @dataclasses.dataclass(frozen=True)
 class OptimizerKnobs:
-    """group_size S (None: init's, by default the smallest power of two >= sqrt(P));
+    """group_size S (None: init's when init() was given one, else the optimizers' own
+    default, schedule.optimizer_group_size, resolved per call by OptimizerCore);
     sync_period tau (every tau-th round is global); averaging, the rule for stale
     contributions; wait_avoiding (False: group rounds wait for every member);
     global_rounds (None: "wait_avoiding", or "blocking" when wait_avoiding=False);
-    max_staleness (None: sync_period); average_optimizer_state.
+    max_staleness (None: sync_period); average_optimizer_state; drift_correction
+    (alpha of the PyTorch optimizer's control variates, 0: off).
 
     The optimizers' defaults differ from init()'s op defaults ("fresh", blocking):
     "local" and wait-avoiding global rounds won the time-to-accuracy matrix (README,
@@ -61,6 +63,8 @@ class OptimizerKnobs:
     @classmethod
     def from_arguments(cls, arguments, framework, state_modes=STATE_AVERAGING):
         """The knobs among a factory's ``locals()`` (one field list, not one per
+        framework; a knob a framework's factory lacks, drift_correction in Keras,
+        keeps its default)
         framework), checked against the state modes ``framework`` implements (the
         PyTorch optimizer implements all of STATE_AVERAGING)."""
         knobs = cls(**{f.name: arguments[f.name] for f in dataclasses.fields(cls)
