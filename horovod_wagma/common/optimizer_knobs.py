@@ -64,9 +64,8 @@ class OptimizerKnobs:
     def from_arguments(cls, arguments, framework, state_modes=STATE_AVERAGING):
         """The knobs among a factory's ``locals()`` (one field list, not one per
         framework; a knob a framework's factory lacks, drift_correction in Keras,
-        keeps its default)
-        framework), checked against the state modes ``framework`` implements (the
-        PyTorch optimizer implements all of STATE_AVERAGING)."""
+        keeps its default), checked against the state modes ``framework``
+        implements (the PyTorch optimizer implements all of STATE_AVERAGING)."""
         knobs = cls(**{f.name: arguments[f.name] for f in dataclasses.fields(cls)
                        if f.name in arguments})
         mode = knobs.average_optimizer_state
