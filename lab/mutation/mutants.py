@@ -210,4 +210,14 @@ MUTANTS = [
                  "            pass")],
          tests=[HOST_KILLED],
          bug="after a restart the optimizer numbers its rounds from its old step count"),
+    # --- drift correction (PyTorch) ---------------------------------------------------
+    dict(id="drift-sign", file="horovod_wagma/torch/drift_correction.py",
+         edits=[("add_(m - old_m, alpha=self._alpha * k)",
+                 "add_(old_m - m, alpha=self._alpha * k)")],
+         tests=[OPTIMIZER + "::test_drift_correction_removes_a_non_iid_bias"],
+         bug="the variate learns the rank's bias with the wrong sign"),
+    dict(id="drift-not-applied", file="horovod_wagma/torch/drift_correction.py",
+         edits=[("                p.grad.add_(c)", "                p.grad.sub_(c)")],
+         tests=[OPTIMIZER + "::test_drift_correction_removes_a_non_iid_bias"],
+         bug="the correction is subtracted from the gradients"),
 ]
