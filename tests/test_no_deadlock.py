@@ -21,6 +21,7 @@ SCENARIOS = ["allreduce:1", "allreduce:7", "allreduce:25", "allreduce:60",
              "checkpoint:20", "sync:30", "late:20", "join:10", "wjoin:10"]
 STEPS = 120
 HELD = "held@allreduce:25"  # the old cycle; runs in the 4-rank random launch
+AHEAD = "ahead@allreduce:60"  # the reverse: one rank runs on alone; the same launch
 
 
 def check_stats(run, tau):
@@ -45,7 +46,7 @@ def midrun(transport):
 
     def launch(np_, pattern):
         if (np_, pattern) not in launches:
-            extra = [HELD] if (np_, pattern) == (4, "random") else []
+            extra = [HELD, AHEAD] if (np_, pattern) == (4, "random") else []
             launches[np_, pattern] = run_mpi("collectives_midrun.py", np_, pattern, STEPS,
                                              *SCENARIOS, *extra, timeout=360)
         return launches[np_, pattern]
@@ -192,3 +193,22 @@ def test_no_rank_runs_off_after_a_collective_that_a_persistent_straggler_was_lat
     assert all(results[r]["stream"]["contribution_age_max"] <= 10 for r in range(8))
     # sync() leaves the consensus near the optimum, 1 everywhere.
     assert max(abs(v - 1.0) for v in results[0]["synced"]) < 1.0, results[0]["synced"]
+
+
+def test_apps_held_back_skip_every_round_served_meanwhile(midrun):
+    """The reverse of the held rank: every rank but the last sleeps 1.5 s at step 5,
+    with group_size = P so that the last rank's rounds take in the sleepers' engines.
+    It runs steps 5 .. 59 alone and waits in the allreduce; the sleepers' engines serve
+    those ~55 rounds. On waking each app must skip the whole run. The engine used to
+    forget dropped rounds beyond 4 * max(tau, max_staleness) + 16 = 36 even for an app
+    that would still call them: the app entered round 6 afresh and waited there for
+    the last rank, itself waiting in the allreduce (a hang; measured with S = P = 4
+    under a persistent straggler, where Horovod's allreduce released the slow rank
+    0.47 s before the others)."""
+    run = midrun(4, "random")
+    check_stats(run, tau=run.results[0]["tau"])
+    ahead, scenario = 3, by_scenario(run)[AHEAD]
+    for r in range(ahead):
+        st = scenario[r]["stream"]
+        assert st["rounds_skipped"] > 36, (r, st)
+    assert scenario[ahead]["collective_s"] > 1.0, scenario[ahead]["collective_s"]

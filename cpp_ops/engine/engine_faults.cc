@@ -48,7 +48,7 @@ void Engine::FailRound(Stream& s, int64_t round, const std::string& error) {
   rs.error = error;
   rs.joined = true;
   rs.completed = true;
-  if (joins_.self_joined()) s.Drop(round);
+  if (joins_.self_joined()) s.Drop(round, /*app_done=*/true);
 }
 
 void Engine::FailStream(Stream& s, const std::string& error, int64_t from_round,

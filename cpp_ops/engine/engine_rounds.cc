@@ -37,7 +37,7 @@ int64_t Engine::TakeAppRound(Stream& s) {
   for (int64_t r = first; r < choice.round; ++r) {
     auto it = s.rounds.find(r);
     // In flight ones are dropped when they complete (they are below next_app_round).
-    if (it != s.rounds.end() && it->second.completed) s.Drop(r);
+    if (it != s.rounds.end() && it->second.completed) s.Drop(r, joins_.self_joined());
   }
   if (choice.skipped > 0) metrics_.RoundsSkipped(s.spec.name, choice.skipped);
   s.next_app_round = choice.round + 1;

@@ -125,6 +125,11 @@ std::vector<int64_t> SupersededRounds(const StreamView& s, int64_t round) {
   return out;
 }
 
+int64_t ForgetDroppedBelow(int64_t next_app_round, int64_t newest_dropped, bool app_done,
+                           int64_t keep) {
+  return app_done ? newest_dropped - keep : next_app_round;
+}
+
 Averaging RuleForRound(Averaging configured, int results_since_join) {
   // 'local' keeps x - base, the app's progress since its engine took c without the
   // results applied since. That is harmless for one result (the common case under

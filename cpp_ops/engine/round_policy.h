@@ -14,7 +14,7 @@
 //  2.8  wait-avoiding global rounds: which round an app call takes and what it skips
 //       (ChooseAppRound), leaving out values too stale (StaleInRounds,
 //       DecideInclusion), one result held per stream (FateOfCompletedRound,
-//       SupersededRounds).
+//       SupersededRounds), which dropped rounds to remember (ForgetDroppedBelow).
 #pragma once
 
 #include <cstdint>
@@ -128,6 +128,16 @@ CompletedRoundFate FateOfCompletedRound(bool app_entered, bool self_joined, int6
 // entered by the app, older than `round` but within the run of served rounds that
 // ends at it (the app will skip them all).
 std::vector<int64_t> SupersededRounds(const StreamView& s, int64_t round);
+
+// The dropped rounds below the returned round may be forgotten. A rank whose app may
+// still call keeps every one from next_app_round on, however far its app lags: it
+// skips them when it returns, and one forgotten would be entered afresh and wait for
+// peers that served it long ago (a hang, measured: P=4, S=4, an app held 0.47 s in a
+// Horovod allreduce while the slow rank drove 39 rounds). Below next_app_round they
+// count as joined anyway. A rank that joined (its app is done) keeps only the newest
+// `keep`, for late activations.
+int64_t ForgetDroppedBelow(int64_t next_app_round, int64_t newest_dropped, bool app_done,
+                           int64_t keep);
 
 // --- 2.6 Averaging -------------------------------------------------------------------
 

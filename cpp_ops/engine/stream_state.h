@@ -122,19 +122,15 @@ struct Stream {
   // Rounds that completed passively and were dropped because no app will collect them
   // (this rank joined; or, with wait-avoiding global rounds, a newer served round
   // replaced them): late activations must not start them again, and a lagging app
-  // skips them. Bounded by Drop(): what a lagging app may still skip, and otherwise
-  // the recent ones (activations arrive within a few rounds of the newest).
+  // skips them. Bounded by Drop() (ForgetDroppedBelow, round_policy.h).
   std::set<int64_t> dropped;
-  void Drop(int64_t round) {
+  // `app_done`: this rank joined, its app calls no more rounds.
+  void Drop(int64_t round, bool app_done) {
     rounds.erase(round);
     dropped.insert(round);
-    const size_t keep = 4 * static_cast<size_t>(std::max(spec.config.sync_period,
-                                                         spec.config.max_staleness)) + 16;
-    // Keep what a lagging app may still skip ([next_app_round, newest]); a joined
-    // rank, whose rounds run ahead of next_app_round, keeps only the recent ones.
-    const int64_t horizon = std::max(next_app_round,
-                                     *dropped.rbegin() - static_cast<int64_t>(keep));
-    while (dropped.size() > keep && *dropped.begin() < horizon) dropped.erase(dropped.begin());
+    const int64_t keep = 4 * static_cast<int64_t>(std::max(spec.config.sync_period, spec.config.max_staleness)) + 16;
+    const int64_t horizon = ForgetDroppedBelow(next_app_round, *dropped.rbegin(), app_done, keep);
+    while (!dropped.empty() && *dropped.begin() < horizon) dropped.erase(dropped.begin());
   }
   // Whether this rank has joined round `round`: in progress here, or gone from
   // `rounds` because the app collected it or it was dropped. An activation for such

@@ -37,6 +37,13 @@ MUTANTS = [
                  "return round - last_app_round >= max_staleness;")],
          tests=[LEFT_OUT],
          bug="a value exactly max_staleness rounds old becomes a candidate for leaving out"),
+    dict(id="forget-rounds-a-lagging-app-skips", file=POLICY,
+         edits=[("return app_done ? newest_dropped - keep : next_app_round;",
+                 "return std::max(next_app_round, newest_dropped - keep);")],
+         tests=["tests/test_no_deadlock.py::test_apps_held_back_skip_every_round_served_"
+                "meanwhile"],
+         bug="an app that lagged past 36 served rounds enters a forgotten one afresh and "
+             "waits there for peers that served it long ago (a hang)"),
     dict(id="never-left-out", file=POLICY,
          edits=[("const bool in = code >= 0 || out.most_steps - StepsOfInclusion(code) <= "
                  "max_staleness;", "const bool in = true;")],

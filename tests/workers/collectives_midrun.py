@@ -10,6 +10,11 @@ Usage: collectives_midrun.py PATTERN STEPS SCENARIO [SCENARIO ...]
             held        one rank (the last) sleeps HELD_S once, at step 5: the old
                         cycle (its partners' engines would have waited for their
                         apps, which wait in a collective for it).
+            ahead       the reverse: every rank but the last sleeps HELD_S once, at
+                        step 5, while the last runs on alone to the next collective.
+                        With group_size = P, so that each of its rounds takes in the
+                        sleepers' engines: they serve more rounds than a joined rank
+                        remembers, and their apps must skip them all on waking.
             A scenario written PATTERN@SCENARIO runs under that pattern instead.
   SCENARIO  allreduce:K     hvd.allreduce of a metric every K steps;
             checkpoint:K    every K steps ("epoch end"): hvd.barrier(), then
@@ -61,6 +66,9 @@ def step_sleep(pattern, step, rng):
     elif pattern == "held":
         if rank == size - 1 and step == 5:
             t += HELD_S
+    elif pattern == "ahead":
+        if rank != size - 1 and step == 5:
+            t += HELD_S
     else:
         raise ValueError(pattern)
     time.sleep(t)
@@ -74,7 +82,8 @@ def run(index, scenario):
     model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 4))
     opt = DistributedWagmaOptimizer(
         torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9),
-        named_parameters=model.named_parameters(), sync_period=TAU)
+        named_parameters=model.named_parameters(), sync_period=TAU,
+        **({"group_size": size} if own_pattern == "ahead" else {}))
     hvd_plain.broadcast_parameters(model.state_dict(), root_rank=0)
     rng = random.Random(1000 + index)  # the same draws on every rank
     data = torch.Generator().manual_seed(rank)

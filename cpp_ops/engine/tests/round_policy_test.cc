@@ -311,6 +311,22 @@ void TestSupersedeSparesWhatTheAppWillNotSkip() {
 
 // --- 2.5 Activations -------------------------------------------------------------------
 
+void TestLaggingAppKeepsEveryDroppedRoundItMaySkip() {
+  // An app held 39 rounds in a Horovod collective while its engine served them: every
+  // one from next_app_round on stays remembered (keep = 36 must not cut the run), so
+  // the app skips the whole run instead of entering round 60 afresh and waiting for
+  // peers that served it long ago.
+  CHECK_EQ(wagma::ForgetDroppedBelow(60, 98, /*app_done=*/false, 36), 60);
+  CHECK_EQ(wagma::ForgetDroppedBelow(60, 10000, false, 36), 60);
+  // A rank that joined: its app calls no more, only recent rounds matter.
+  CHECK_EQ(wagma::ForgetDroppedBelow(60, 98, /*app_done=*/true, 36), 62);
+  // The skip itself, with the run remembered: the newest served result.
+  FakeStream s(60);
+  for (int64_t r = 60; r < 98; ++r) s.Drop(r);
+  s.ServedHeld(98);
+  CHECK_EQ(wagma::ChooseAppRound(s, true, true).round, 98);
+}
+
 void TestActivation() {
   CHECK(wagma::OnActivation(false, false, false) == ActivationAction::kJoin);
   CHECK(wagma::OnActivation(true, false, false) == ActivationAction::kDiscard);
@@ -417,6 +433,7 @@ int main() {
   TestFateOfCompletedRound();
   TestSupersedeKeepsOneResult();
   TestSupersedeSparesWhatTheAppWillNotSkip();
+  TestLaggingAppKeepsEveryDroppedRoundItMaySkip();
   TestActivation();
   TestPublishedVersions();
   TestLocalTakesFreshPastOneResult();
