@@ -81,7 +81,8 @@ def parse_args():
     p.add_argument("--straggle", type=float, default=0.0,
                    help="seconds one random rank sleeps before each step")
     p.add_argument("--group-size", type=int, default=None,
-                   help="WAGMA group size S (default: smallest power of 2 >= sqrt P)")
+                   help="WAGMA group size S (default: the optimizer's, "
+                        "min(P, max(8, smallest power of 2 >= sqrt P)))")
     p.add_argument("--sync-period", type=int, default=10,
                    help="WAGMA: every this many steps the model average is global")
     p.add_argument("--lr", type=float, default=0.01)

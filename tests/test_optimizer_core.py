@@ -125,10 +125,10 @@ def test_init_defaults_fill_the_knobs_left_at_none():
     assert c.stream_knobs == dict(c.config.knobs(), process_set="ps")
 
 
-def test_default_group_size_follows_the_member_set():
+def test_default_group_size_is_the_optimizers_and_follows_the_member_set():
     basics = _Basics(ranks=6)
     c = core(basics)
-    assert c.stream_knobs["group_size"] == 4 and c.status(0, None).group_size == 4
+    assert c.stream_knobs["group_size"] == 6 and c.status(0, None).group_size == 6
     basics.ranks = 20   # Horovod elastic: a new member set; S is resolved per call
     assert c.stream_knobs["group_size"] == 8
     assert c.global_stream_knobs()["group_size"] == 8

@@ -3,7 +3,7 @@ import math
 
 import pytest
 
-from horovod_wagma.common.schedule import default_group_size, groups
+from horovod_wagma.common.schedule import default_group_size, groups, optimizer_group_size
 
 
 def min_phases(P, S):
@@ -102,6 +102,14 @@ def test_default_group_size_is_smallest_power_of_two_above_sqrt():
         assert S >= 2 and S & (S - 1) == 0
         assert S * S >= P
         assert S == 2 or (S // 2) ** 2 < P
+
+
+def test_optimizer_group_size_is_every_rank_up_to_8_then_at_least_8():
+    for P in range(1, 300):
+        S = optimizer_group_size(P)
+        assert S == max(2, min(P, max(8, default_group_size(P))))
+    assert [optimizer_group_size(P) for P in (1, 2, 5, 8, 9, 64, 65, 1024)] == \
+        [2, 2, 5, 8, 8, 8, 16, 32]
 
 
 def test_invalid_arguments():

@@ -8,4 +8,4 @@ stream_names.py, fp16_rule.py, fusion_plan.py, wrapped_class.py, quasi_global.py
 """
 from horovod_wagma.common.errors import WagmaError
 from horovod_wagma.common.config import WagmaConfig, AVERAGING_RULES
-from horovod_wagma.common.schedule import groups, default_group_size
+from horovod_wagma.common.schedule import groups, default_group_size, optimizer_group_size

@@ -10,7 +10,7 @@ it computes, and its next call is served by the newest such round r >= k, which 
 op reports after the call.
 """
 from horovod_wagma.common.optimizer_status import WagmaStatus
-from horovod_wagma.common.schedule import default_group_size
+from horovod_wagma.common.schedule import optimizer_group_size
 from horovod_wagma.common.rounds import global_round_between, is_global_round
 from horovod_wagma.common.stream_names import StreamNames
 
@@ -24,8 +24,8 @@ class OptimizerCore:
         """``knobs``: OptimizerKnobs; ``basics``: the framework's WagmaBasics (init's
         defaults fill the knobs left at None; the engine starts here)."""
         self.knobs = knobs
-        # Neither the call nor init() chose S: the default for the ranks of each call
-        # (Horovod elastic changes them between resets), shown by status().
+        # Neither the call nor init() chose S: the optimizers' own default, resolved
+        # for the ranks of each call (Horovod elastic changes them between resets).
         self._default_group = knobs.group_size is None and basics.config.group_size is None
         self._ranks = lambda: basics.num_ranks(process_set)
         self.config, _, _ = basics.stream_config(process_set, **self._knobs(
@@ -39,7 +39,7 @@ class OptimizerCore:
 
     def _knobs(self, knobs):
         if self._default_group:
-            knobs = dict(knobs, group_size=default_group_size(self._ranks()))
+            knobs = dict(knobs, group_size=optimizer_group_size(self._ranks()))
         return knobs
 
     @property

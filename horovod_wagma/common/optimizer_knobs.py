@@ -15,8 +15,8 @@ from horovod_wagma.common.config import (KNOBS, STATE_AVERAGING, WagmaConfig,
 
 @dataclasses.dataclass(frozen=True)
 class OptimizerKnobs:
-    """group_size S (None: init's, by default the smallest power of two >= sqrt(P),
-    resolved per call by OptimizerCore);
+    """group_size S (None: init's when init() was given one, else the optimizers' own
+    default, schedule.optimizer_group_size, resolved per call by OptimizerCore);
     sync_period tau (every tau-th round is global); averaging, the rule for stale
     contributions; wait_avoiding (False: group rounds wait for every member);
     global_rounds (None: "wait_avoiding", or "blocking" when wait_avoiding=False);

@@ -11,7 +11,7 @@ from horovod.torch import poll as _hvd_poll, synchronize as _hvd_synchronize
 from horovod_wagma.common.config import WagmaConfig
 from horovod_wagma.common.errors import WagmaError, WagmaFenced, WagmaMembershipChanged
 from horovod_wagma.common.membership import membership_changes  # noqa: F401
-from horovod_wagma.common.schedule import default_group_size
+from horovod_wagma.common.schedule import default_group_size, optimizer_group_size
 from horovod_wagma.common.schedule import groups as _groups
 from horovod_wagma.torch import ops as _ops
 from horovod_wagma.torch.optimizer import DistributedWagmaOptimizer

@@ -212,8 +212,9 @@ def DistributedWagmaOptimizer(optimizer, named_parameters=None,
     order), but averages models with WAGMA instead of allreducing gradients.
 
     WAGMA arguments (keyword-only; defaults and validation: OptimizerKnobs):
-      group_size: ranks per averaging group S (default: init's, by default the
-        smallest power of 2 >= sqrt P).
+      group_size: ranks per averaging group S (default: init's if init() was given
+        one, else min(P, max(8, smallest power of 2 >= sqrt P)): every rank up to 8;
+        schedule.optimizer_group_size).
       sync_period: every this many steps the average is global (tau).
       averaging: "local" (the default), "fresh" or "paper" rule for stale
         contributions (docs/design.md §2.6; chosen by the time-to-accuracy matrix).

@@ -201,10 +201,10 @@ def hooks():
     out["has_momentum"] = all("momentum_buffer" in s for s in opt.state_dict()["state"].values())
     out["param_groups"] = len(opt.param_groups)
     out["class_name"] = type(opt).__name__
-    # S: the default for P (sqrt P rounded up to a power of two), unless the call names one.
+    # S: the optimizers' own default (every rank, up to 8), unless the call names one.
     out["default_S"] = opt.wagma_status().group_size
     out["named_S"] = DistributedWagmaOptimizer(
-        torch.optim.SGD(model.parameters(), lr=0.05), group_size=3).wagma_status().group_size
+        torch.optim.SGD(model.parameters(), lr=0.05), group_size=2).wagma_status().group_size
     return out
 
 
