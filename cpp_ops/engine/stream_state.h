@@ -128,8 +128,10 @@ struct Stream {
   void Drop(int64_t round, bool app_done) {
     rounds.erase(round);
     dropped.insert(round);
-    const int64_t keep = 4 * static_cast<int64_t>(std::max(spec.config.sync_period, spec.config.max_staleness)) + 16;
-    const int64_t horizon = ForgetDroppedBelow(next_app_round, *dropped.rbegin(), app_done, keep);
+    const int64_t keep =
+        4 * static_cast<int64_t>(std::max(spec.config.sync_period, spec.config.max_staleness)) + 16;
+    const int64_t horizon =
+        ForgetDroppedBelow(next_app_round, *dropped.rbegin(), app_done, keep);
     while (!dropped.empty() && *dropped.begin() < horizon) dropped.erase(dropped.begin());
   }
   // Whether this rank has joined round `round`: in progress here, or gone from
