@@ -215,17 +215,19 @@ def kill_host_at_step(job, host, np_, step, sig=signal.SIGKILL):
 
 
 def host_kills_itself_before(job, np_, after_step, step):
-    """Once all np_ ranks passed `after_step`, the ranks of the host without rank 0 kill
-    themselves just before `step` (elastic_log.fault_here); returns (victims' (host,
+    """Once all np_ ranks passed `after_step`, the ranks of the host without rank 0 die
+    together when the first of them reaches `step` (elastic_log.fault_here); returns (victims' (host,
     pid), their ranks, the time of the first kill). Where a kill from outside may land
     in commit(), after it saved the state, the survivors then fail with a model no
     different from the commit, and a rollback would go unseen: before step 40 (an
     allreduce precedes commit() there) they fail at most one step past it, four past
     the last commit."""
     host, victims, ranks = ranks_of_host(ranks_at_step(job, np_, after_step))
-    job.arrange_fault("kill_before", f"{host} * {step}")
-    job.wait_for(lambda logs: all(any(r["kind"] == "killed" for r in logs[v])
-                                  for v in victims), 60, f"{host}'s ranks killed")
+    # The first of the host's ranks to reach `step` kills them all (elastic_log.py).
+    pids = " ".join(str(pid) for _, pid in victims)
+    job.arrange_fault("kill_before", f"{host} * {step} {pids}")
+    job.wait_for(lambda logs: any(r["kind"] == "killed" for v in victims for r in logs[v]),
+                 60, f"{host}'s ranks killed")
     logs = job.logs()
     killed_at = min(r["t"] for v in victims for r in logs[v] if r["kind"] == "killed")
     return victims, ranks, killed_at
