@@ -82,11 +82,10 @@ def test_bad_arguments(checks):
         assert res["wa_needs_wa_groups"].startswith("ValueError")
         assert "wait_avoiding=True" in res["wa_needs_wa_groups"]
         assert res["dup_names"].startswith("ValueError") and "unique" in res["dup_names"]
-        for key in ("drift_range", "drift_state", "drift_rounds", "drift_no_moment",
+        for key in ("drift_range", "drift_state", "drift_no_moment",
                     "drift_adagrad"):
             assert res[key].startswith("ValueError") and "drift_correction" in res[key], res
         assert "[0, 1]" in res["drift_range"] and "'never'" in res["drift_state"]
-        assert "'wait_avoiding'" in res["drift_rounds"]
         assert "momentum" in res["drift_no_moment"] and "Adagrad" in res["drift_adagrad"]
         assert res["predivide"].startswith("warning") and "no effect" in res["predivide"]
         assert res["positional"] is None
@@ -96,11 +95,19 @@ def test_drift_correction_removes_a_non_iid_bias(checks):
     """Each rank's quadratic pulls it to its own a_i: without drift correction the ranks'
     models stay apart from the optimum mean(a) between global rounds; with it each
     control variate learns a_i - mean(a) (summing to zero over ranks) and every model
-    sits at the optimum."""
-    for res in checks.results("drift").values():
+    sits at the optimum. With blocking global rounds exactly; with the default
+    wait-avoiding ones, where random delays make engines serve many state rounds with
+    published state, to within 5e-3 (measured about 1e-4; the variates' own round
+    average once subtracted there left errors of 3-4)."""
+    results = checks.results("drift")
+    for res in results.values():
         assert res["off"]["far"] > 0.1, res
         assert res["on"]["far"] < 1e-3 and res["on"]["c_error"] < 1e-3, res
         assert res["on"]["c_sum"] < 1e-9, res
+        assert res["wa_off"]["far"] > 0.5, res
+        assert res["wa_on"]["far"] < 5e-3 and res["wa_on"]["c_error"] < 5e-3, res
+        assert res["wa_on"]["c_sum"] < 5e-3, res
+        assert res["wa_passive"] > 0, res  # the rounds that once misled the variates
 
 
 def test_wait_avoiding_global_rounds_lockstep_equals_blocking(checks):

@@ -5,20 +5,31 @@ Karimireddy et al. 2020, with the momentum buffer as each rank's gradient estima
 With non-IID shards each rank's gradient g_i is biased towards its own data, so
 between global rounds its model drifts towards its own optimum and its momentum
 carries that bias. At every global round whose duties average the optimizer state
-("on_sync"), a rank holds its own first moment m_i just before and the average m̄
-just after; the difference estimates its bias. The variates are averaged with the
-state (c̄). Per parameter:
+("on_sync"), a rank holds its first moment m_i just before and the round's result m'_i
+just after; their difference estimates its bias. Per parameter:
 
-    c_i <- c_i - c̄ + alpha * k * (m̄ - m_i)   at each global round's state average
-    g_i <- g_i + c_i                           before every local step
+    c_i <- c_i + alpha * k * (m'_i - m_i)   at each global round's state average
+    g_i <- g_i + c_i                         before every local step
 
 with k converting the moment to gradient units: (1 - beta) / (1 - dampening) for
 torch.optim.SGD's momentum_buffer, 1 for Adam's exp_avg. Because m_i already carries
 the correction applied since the last round, c_i is an AR(1) filter whose fixed point
 is mean_j g_j - g_i for any 0 < alpha <= 1; a smaller alpha trades speed for less
 noise (in IID data the estimate is pure noise, of variance alpha / (2 - alpha) of one
-round's). The corrections sum to zero, so the ranks' mean model moves as without
-them; subtracting c̄ keeps that true where averages are not exact.
+round's). The variates stay local: nothing extra is sent.
+
+Exact (blocking) averages give m'_i = m̄, and the updates sum to zero over the ranks.
+With wait-avoiding global rounds a round this rank's engine served with its published
+state (its previous result) gives it m'_i = m̄ + (m_i - published) (the "local" rule),
+so m'_i - m_i is how the mean moved since that result rather than its bias; and a round
+it entered itself averages its fresh m_i with others' published, older values. Each
+alone is biased, but the two kinds of error cancel over the rounds: the mean's moves
+telescope to its net change. Measured on the quadratics of
+tests/workers/optimizer_checks.py (random delays, about half the rounds served): every
+update kept, the variates reached mean_j g_j - g_i to 2e-4 and summed to 1e-5; keeping
+only the rounds a rank entered itself left them summing to 1.5-4, and subtracting the
+variates' own round average (sent with the state; the published values there are
+results, not variates) shrank each by about 1/P a round (errors of 3-4).
 """
 import torch
 
@@ -63,13 +74,12 @@ class DriftCorrection:
                     out.append((p, m, k))
         return out
 
-    def variates(self):
-        """The control variates, created (zero) for every parameter with a moment: the
-        optimizer averages them with the state at global rounds (see after_average)."""
+    def create_variates(self):
+        """Creates a zero control variate for every parameter whose moment exists (the
+        optimizer's first step made them)."""
         for p, m, _ in self._moments():
             if p not in self._c:
                 self._c[p] = torch.zeros_like(m)
-        return list(self._c.values())
 
     @torch.no_grad()
     def correct_gradients(self):
@@ -79,18 +89,12 @@ class DriftCorrection:
                 p.grad.add_(c)
 
     def before_average(self):
-        """Copies of this rank's moments and variates, before a global round averages
-        them."""
-        return [(p, m.clone(), k, self._c[p].clone()) for p, m, k in self._moments()
-                if p in self._c]
+        """Copies of this rank's moments, before a global round averages them."""
+        return [(p, m.clone(), k) for p, m, k in self._moments() if p in self._c]
 
     @torch.no_grad()
     def after_average(self, before):
-        """c_i <- c_i - c̄ + alpha k (m̄ - m_i), once the state holds the averages (the
-        variate's average c̄ included). Subtracting c̄ keeps the corrections summing to
-        zero: a common part would bias every rank's gradient alike, and nothing else
-        removes it (m̄ - m_i does not see it), so rounds where the average is not exact
-        (wait-avoiding ones, stale or left-out members) would let it grow."""
-        for p, old_m, k, old_c in before:
-            m, c = self._optimizer.state[p][self._key], self._c[p]
-            c.neg_().add_(old_c).add_(m - old_m, alpha=self._alpha * k)
+        """c_i <- c_i + alpha k (m'_i - m_i), once the state holds the round's result."""
+        for p, old_m, k in before:
+            m = self._optimizer.state[p][self._key]
+            self._c[p].add_(m - old_m, alpha=self._alpha * k)

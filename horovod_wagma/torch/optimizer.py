@@ -83,7 +83,7 @@ class _WagmaTorchMixin:
         if self._state_averaging in ("on_sync", "quasi_global"):
             on_sync += [s for p in self._params() for s in self._state_tensors(p)]
         if self._drift:
-            on_sync += self._drift.variates()
+            self._drift.create_variates()
         self._sync_buffers = fuse_by_dtype(on_sync) if on_sync else []
 
     # -- the step ---------------------------------------------------------------------
@@ -242,8 +242,8 @@ def DistributedWagmaOptimizer(optimizer, named_parameters=None,
         control variate c_i += alpha k (m̄ - m_i) from its first moment before (m_i)
         and after (m̄) the average, and adds c_i to its gradients at every step, so
         its updates follow the ranks' mean gradient instead of its own data's
-        (drift_correction.py). Needs SGD with momentum or an Adam-family optimizer
-        and global_rounds="blocking" (exact state averages).
+        (drift_correction.py). Works with either kind of global round; nothing
+        extra is sent. Needs SGD with momentum or an Adam-family optimizer.
 
     Horovod arguments: ``process_set`` restricts WAGMA to that set's ranks;
     ``compression=Compression.fp16`` sends fp16 (accumulated in fp32; fp16_rule.py);

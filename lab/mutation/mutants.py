@@ -227,4 +227,9 @@ MUTANTS = [
          edits=[("                p.grad.add_(c)", "                p.grad.sub_(c)")],
          tests=[OPTIMIZER + "::test_drift_correction_removes_a_non_iid_bias"],
          bug="the correction is subtracted from the gradients"),
+    dict(id="drift-forgets", file="horovod_wagma/torch/drift_correction.py",
+         edits=[("self._c[p].add_(m - old_m, alpha=self._alpha * k)",
+                 "self._c[p].copy_((m - old_m) * (self._alpha * k))")],
+         tests=[OPTIMIZER + "::test_drift_correction_removes_a_non_iid_bias"],
+         bug="the variate keeps only the last round's estimate instead of accumulating"),
 ]
