@@ -26,8 +26,8 @@ def knobs(**overrides):
 def test_knob_defaults_and_global_rounds_resolution():
     k = knobs()
     assert (k.group_size, k.sync_period, k.averaging, k.wait_avoiding, k.global_rounds,
-            k.max_staleness, k.average_optimizer_state) == (
-        None, 10, "local", True, "wait_avoiding", None, "on_sync")
+            k.max_staleness, k.average_optimizer_state, k.drift_correction) == (
+        None, 10, "local", True, "wait_avoiding", None, "on_sync", None)
     # Group rounds that wait for everyone make global rounds blocking too.
     assert knobs(wait_avoiding=False).global_rounds == "blocking"
     assert knobs(global_rounds="blocking").global_rounds == "blocking"
@@ -58,6 +58,26 @@ def test_from_arguments_takes_the_fields_and_the_frameworks_state_modes():
     with pytest.raises(ValueError, match="quasi_global"):
         OptimizerKnobs.from_arguments(dict(arguments, average_optimizer_state="bogus"),
                                       "Keras", ("never", "quasi_global"))
+
+
+def test_drift_correction_default_follows_the_wrapped_optimizer():
+    """None: 0.25 where the optimizer keeps a first moment (SGD with momentum, the Adam
+    family) and the state is averaged "on_sync"; off for plain SGD, Adagrad or another
+    state mode. A given alpha is kept, and needs a first moment."""
+    from horovod_wagma.torch.drift_correction import DEFAULT_ALPHA, resolve_alpha
+    params = [torch.nn.Parameter(torch.zeros(2))]
+    momentum = torch.optim.SGD(params, lr=0.1, momentum=0.9)
+    assert DEFAULT_ALPHA == 0.25
+    assert resolve_alpha(None, momentum, "on_sync") == 0.25
+    assert resolve_alpha(None, torch.optim.AdamW(params), "on_sync") == 0.25
+    assert resolve_alpha(None, torch.optim.SGD(params, lr=0.1), "on_sync") == 0.0
+    assert resolve_alpha(None, torch.optim.Adagrad(params), "on_sync") == 0.0
+    for mode in ("never", "always", "quasi_global"):
+        assert resolve_alpha(None, momentum, mode) == 0.0
+    assert resolve_alpha(0, momentum, "on_sync") == 0.0
+    assert resolve_alpha(0.5, momentum, "on_sync") == 0.5
+    with pytest.raises(ValueError, match="momentum"):
+        resolve_alpha(0.5, torch.optim.SGD(params, lr=0.1), "on_sync")
 
 
 def test_is_global_round_on_ints_and_tensors():

@@ -21,7 +21,9 @@ class OptimizerKnobs:
     contributions; wait_avoiding (False: group rounds wait for every member);
     global_rounds (None: "wait_avoiding", or "blocking" when wait_avoiding=False);
     max_staleness (None: sync_period); average_optimizer_state; drift_correction
-    (alpha of the PyTorch optimizer's control variates, 0: off).
+    (alpha of the PyTorch optimizer's control variates, 0: off; None: the PyTorch
+    optimizer's default, torch/drift_correction.py's DEFAULT_ALPHA where the wrapped
+    optimizer keeps a first moment and the state is averaged "on_sync", else off).
 
     The optimizers' defaults differ from init()'s op defaults ("fresh", blocking):
     "local" and wait-avoiding global rounds won the time-to-accuracy matrix (README,
@@ -34,7 +36,7 @@ class OptimizerKnobs:
     global_rounds: Optional[str] = None
     max_staleness: Optional[int] = None
     average_optimizer_state: str = "on_sync"
-    drift_correction: float = 0.0
+    drift_correction: Optional[float] = None
 
     def __post_init__(self):
         if self.global_rounds is None:
@@ -44,7 +46,7 @@ class OptimizerKnobs:
                                "wait_avoiding" if self.wait_avoiding is True else "blocking")
         WagmaConfig(**self.stream_knobs())  # ValueError naming the argument
         validate_state_averaging(self.average_optimizer_state)
-        if not 0.0 <= self.drift_correction <= 1.0:
+        if self.drift_correction is not None and not 0.0 <= self.drift_correction <= 1.0:
             raise ValueError(f"drift_correction must be in [0, 1], got "
                              f"{self.drift_correction!r}")
         if self.drift_correction and self.average_optimizer_state != "on_sync":

@@ -19,6 +19,8 @@ parameter's change across the whole step (quasi_global_momentum.py).
 What this shares with the Keras optimizer (knobs, stream names, served rounds, the
 fp16 rule, join, the fusion plan) lives in horovod_wagma/common/.
 """
+import dataclasses
+
 import horovod.torch as _hvd
 import torch
 
@@ -31,7 +33,7 @@ from horovod_wagma.common.optimizer_knobs import OptimizerKnobs
 from horovod_wagma.common.wrapped_class import wrapped_class
 from horovod_wagma.torch import ops
 from horovod_wagma.torch.fusion import fuse_by_dtype
-from horovod_wagma.torch.drift_correction import DriftCorrection, moment_scale
+from horovod_wagma.torch.drift_correction import DriftCorrection, resolve_alpha
 from horovod_wagma.torch.named_parameters import check_named_parameters
 from horovod_wagma.torch.quasi_global_momentum import QuasiGlobalMomentum
 
@@ -237,7 +239,9 @@ def DistributedWagmaOptimizer(optimizer, named_parameters=None,
       max_staleness: with wait-avoiding global rounds, the oldest (in rounds) a value
         an engine contributes for its app may be; an older one is left out of the
         average, and nobody waits for the slower rank (default: sync_period).
-      drift_correction: alpha in [0, 1] (0: off). Non-IID data: at every global
+      drift_correction: alpha in [0, 1] (0: off; default None: 0.25 where the wrapped
+        optimizer keeps a first moment, SGD with momentum or Adam-family, and the
+        state is averaged "on_sync"; else off). Non-IID data: at every global
         round that averages the optimizer state ("on_sync"), each rank learns a
         control variate c_i += alpha k (m̄ - m_i) from its first moment before (m_i)
         and after (m̄) the average, and adds c_i to its gradients at every step, so
@@ -257,8 +261,8 @@ def DistributedWagmaOptimizer(optimizer, named_parameters=None,
     knobs = OptimizerKnobs.from_arguments(locals(), "PyTorch")
     if knobs.average_optimizer_state == "quasi_global":
         QuasiGlobalMomentum.check(optimizer)  # before anything is set up
-    if knobs.drift_correction:
-        moment_scale(optimizer)  # ValueError unless it keeps a first moment
+    knobs = dataclasses.replace(knobs, drift_correction=resolve_alpha(
+        knobs.drift_correction, optimizer, knobs.average_optimizer_state))
     core = OptimizerCore(knobs, ops._basics, process_set, FusionPlan(groups, num_groups),
                          "wagma.optimizer")
     cls = wrapped_class(optimizer, _WagmaTorchMixin)

@@ -232,4 +232,8 @@ MUTANTS = [
                  "self._c[p].copy_((m - old_m) * (self._alpha * k))")],
          tests=[OPTIMIZER + "::test_drift_correction_removes_a_non_iid_bias"],
          bug="the variate keeps only the last round's estimate instead of accumulating"),
+    dict(id="drift-default-off", file="horovod_wagma/torch/drift_correction.py",
+         edits=[("    return DEFAULT_ALPHA\n", "    return 0.0\n")],
+         tests=[OPTIMIZER_CORE],
+         bug="drift_correction=None leaves the correction off for optimizers with momentum"),
 ]
