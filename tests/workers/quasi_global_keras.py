@@ -75,6 +75,7 @@ def fit(mode):
             res.after()
     x, y = data(rank, 96)
     model.fit(x, y, batch_size=16, epochs=1, verbose=0, callbacks=[Record()])
+    opt.join()  # see eager()
     return dict(residual=res.max, moved=res.moved, steps=res.steps)
 
 
@@ -90,6 +91,10 @@ def eager(mode, nesterov):
         grads = tape.gradient(loss, model.trainable_variables)
         opt.apply_gradients(zip(grads, model.trainable_variables))
         res.after()
+    # Lagging ranks skip rounds, so equal step counts can end in different rounds;
+    # without join() a rank that exits first fails a peer still in a later one (seen
+    # under Gloo: "rank 1 left without join()").
+    opt.join()
     return dict(residual=res.max, moved=res.moved, steps=res.steps)
 
 

@@ -75,6 +75,10 @@ def bad():
             opt.zero_grad()
             model(torch.full((4, 3), float(rank + step))).sum().backward()
             opt.step()
+        # A lagging rank may be served a later round than its peers' last; without
+        # join() a peer that exits first fails it (seen once under Gloo: "rank 1 left
+        # without join()").
+        opt.join()
     out["ok"] = error(train)
     out["has_momentum"] = all("momentum_buffer" in st for st in opt.state.values())
     out["streams"] = sorted(k for k in wagma.stats() if k not in before)
