@@ -259,7 +259,7 @@ class Wagma(Horovod):
 
 
 # -- Keras --------------------------------------------------------------------------
-KERAS_UNSUPPORTED = ("outer",)   # torch only; Keras states: never | quasi_global
+KERAS_UNSUPPORTED = ("outer",)   # torch only; Keras states: never | on_sync | quasi_global
 
 
 def build_keras(spec, sgd, hvd, hvd_keras, tau, wagma_defaults=None):

@@ -64,7 +64,8 @@ def test_drift_correction_default_follows_the_wrapped_optimizer():
     """None: 0.25 where the optimizer keeps a first moment (SGD with momentum, the Adam
     family) and the state is averaged "on_sync"; off for plain SGD, Adagrad or another
     state mode. A given alpha is kept, and needs a first moment."""
-    from horovod_wagma.torch.drift_correction import DEFAULT_ALPHA, resolve_alpha
+    from horovod_wagma.common.drift_policy import DEFAULT_ALPHA
+    from horovod_wagma.torch.drift_correction import resolve_alpha
     params = [torch.nn.Parameter(torch.zeros(2))]
     momentum = torch.optim.SGD(params, lr=0.1, momentum=0.9)
     assert DEFAULT_ALPHA == 0.25
@@ -100,6 +101,12 @@ def test_global_round_between():
     brute = lambda a, b: any(is_global_round(r, tau) for r in range(a + 1, b + 1))  # noqa
     assert all(global_round_between(a, b, tau) == brute(a, b)
                for a in range(-1, 12) for b in range(a, 14))
+    # Element-wise on integer tensors too (the Keras optimizer's graph decides its
+    # duties on tensors), including upto <= after.
+    pairs = [(a, b) for a in range(-1, 12) for b in range(-1, 14)]
+    after, upto = (torch.tensor(v) for v in zip(*pairs))
+    assert global_round_between(after, upto, tau).tolist() == [
+        b > a and brute(a, b) for a, b in pairs]
 
 
 def test_fp16_rule_replaces_at_global_rounds_and_corrects_at_group_rounds():

@@ -20,11 +20,10 @@ def is_global_round(round_index, sync_period):
 
 def global_round_between(after, upto, sync_period):
     """Whether any round r with after < r <= upto is global: with wait-avoiding global
-    rounds a lagging app is served by round ``upto`` after skipping the others."""
-    if upto <= after:
-        return False
-    if after < 0:
-        return True  # round 0
-    # The global rounds past 0 are those with r % tau == tau - 1, one in every tau
-    # rounds; (r + 1) // tau counts them up to r.
-    return (upto + 1) // sync_period > (after + 1) // sync_period
+    rounds a lagging app is served by round ``upto`` after skipping the others.
+
+    Like is_global_round, one expression for Python ints and integer tensors: round 0
+    when ``after`` < 0; past it the global rounds are those with r % tau == tau - 1,
+    one in every tau rounds, and (r + 1) // tau counts them up to r."""
+    return (upto > after) & ((after < 0) | (
+        (upto + 1) // sync_period > (after + 1) // sync_period))

@@ -8,51 +8,66 @@ call the round is global. It runs in ``model.fit`` (graph mode) and in eager
 ``GradientTape`` loops: the step counter is a variable, and which round served a
 call, and so the fp16 rule, is decided on tensors.
 
-With ``average_optimizer_state="quasi_global"`` (SGD with momentum) each variable's
-velocity is rebuilt after the averaging from the variable's change across the whole
-step (quasi_global_momentum.py); nothing extra is sent.
+With ``average_optimizer_state="on_sync"`` the optimizer's state is averaged at
+global rounds (state_averaging.py), and drift correction (drift_correction.py) learns
+each rank's non-IID bias there. With "quasi_global" (SGD with momentum) each
+variable's velocity is rebuilt after the averaging from the variable's change across
+the whole step (quasi_global_momentum.py); nothing extra is sent.
 
 What this shares with the PyTorch optimizer (knobs, stream names, served rounds, the
 fp16 rule, join, the fusion plan) lives in horovod_wagma/common/.
 """
+import dataclasses
+
 import horovod.tensorflow as _hvd_tf
 import tensorflow as tf
 from horovod.tensorflow.keras import Compression
 
+from horovod_wagma.common import drift_policy
 from horovod_wagma.common.fp16_rule import fp16_result
 from horovod_wagma.common.fusion_plan import FusionPlan
 from horovod_wagma.common.horovod_arguments import check_horovod_arguments
 from horovod_wagma.common.optimizer_core import OptimizerCore
 from horovod_wagma.common.optimizer_knobs import OptimizerKnobs
 from horovod_wagma.common.wrapped_class import wrapped_class
+from horovod_wagma.keras.drift_correction import DriftCorrection, check_moment
 from horovod_wagma.keras.fusion import average_globally, dtype_buckets, pack, unpack_assign
 from horovod_wagma.keras.quasi_global_momentum import QuasiGlobalMomentum
+from horovod_wagma.keras.state_averaging import StateAveraging
 from horovod_wagma.tensorflow import ops
 
-# Optimizer-state averaging ("on_sync", "always") is implemented by the PyTorch
-# optimizer only; see DistributedWagmaOptimizer's docstring for the default.
-STATE_MODES = ("never", "quasi_global")
+# "always" (state averaged with the model every step) is the PyTorch optimizer's only.
+STATE_MODES = ("never", "on_sync", "quasi_global")
 
 
 class _WagmaKerasMixin:
     def apply_gradients(self, grads_and_vars, *args, **kwargs):
         grads_and_vars = list(grads_and_vars)
         variables = [v for g, v in grads_and_vars if g is not None]
-        qgm = self._wagma["qgm"]
+        qgm, state = self._wagma["qgm"], self._wagma["state"]
+        if state:
+            state.build(self, [v for _, v in grads_and_vars], variables)
+            if state.drift:
+                grads_and_vars = state.drift.correct_gradients(grads_and_vars)
         before = qgm.snapshot(self, [v for _, v in grads_and_vars], variables) if qgm \
             else None
         result = super(self.__class__, self).apply_gradients(grads_and_vars, *args, **kwargs)
-        self._wagma_average(variables)
+        step, reported = self._wagma_average(variables)
         if qgm:
             qgm.rebuild(self, before)
+        if state:
+            state.run_due(self, variables, step, reported)
         return result
 
     def _wagma_average(self, variables):
+        """Averages ``variables``; returns (this step's round number, the round the
+        op reported for the first bucket)."""
         w = self._wagma
         core = w["core"]
         # Rounds are numbered from the engine's start: under Horovod elastic it restarts
         # for each member set while the step count goes on (rebase_rounds).
         step = w["round"].assign_add(1) - 1 - w["round_base"]
+        first_reported = None
         for i, bucket in enumerate(dtype_buckets(variables, core.fusion_plan)):
             flat, name = pack(bucket), core.names.stream("model", i)
             if w["fp16"] and flat.dtype == tf.float32:
@@ -62,8 +77,11 @@ class _WagmaKerasMixin:
                 flat = fp16_result(flat, tf.cast(sent, tf.float32), tf.cast(avg, tf.float32),
                                    core.served_global(step, reported), tf.cond)
             else:
-                flat = ops.group_allreduce(flat, name=name, **core.stream_knobs)
+                flat, reported = ops.group_allreduce(flat, name=name, return_round=True,
+                                                     **core.stream_knobs)
             unpack_assign(bucket, flat)
+            first_reported = reported if first_reported is None else first_reported
+        return step, first_reported
 
     def join(self):
         """Call when this rank runs out of data (uneven data): its model keeps
@@ -81,6 +99,8 @@ class _WagmaKerasMixin:
         """Horovod elastic: the engine restarted over a new member set, whose rounds
         start at 0 again; this rank's step count goes on (WagmaState.reset)."""
         self._wagma["round_base"].assign(self._wagma["round"])
+        if self._wagma["state"]:
+            self._wagma["state"].rebase()
 
     def wagma_status(self):
         """A read-only WagmaStatus (call outside a tf.function): stream prefix, tau,
@@ -89,10 +109,13 @@ class _WagmaKerasMixin:
         return self._wagma["core"].status(self._wagma["round"].numpy(), None)
 
     def sync(self, variables):
-        """Averages ``variables`` (e.g. ``model.variables``) over all ranks now: an
-        exact average through blocking global rounds. Every rank must call it."""
+        """Averages ``variables`` (e.g. ``model.variables``), and the optimizer's state
+        with "on_sync", over all ranks now: an exact average through blocking global
+        rounds. Every rank must call it."""
         core = self._wagma["core"]
-        average_globally(variables, lambda i: core.names.stream("sync", i),
+        if self._wagma["state"]:
+            variables = list(variables) + StateAveraging.state_variables(self)
+        average_globally(variables, lambda i: core.names.stream("forced", i),
                          core.global_stream_knobs(blocking=True))
 
 
@@ -109,7 +132,8 @@ def DistributedWagmaOptimizer(optimizer, name=None, device_dense="", device_spar
                               wait_avoiding=OptimizerKnobs.wait_avoiding,
                               global_rounds=OptimizerKnobs.global_rounds,
                               max_staleness=OptimizerKnobs.max_staleness,
-                              average_optimizer_state="never"):
+                              average_optimizer_state="never",
+                              drift_correction=OptimizerKnobs.drift_correction):
     """Wraps a Keras optimizer like ``hvd.DistributedOptimizer`` (same arguments, same
     order) but averages models with WAGMA instead of allreducing gradients.
 
@@ -117,20 +141,15 @@ def DistributedWagmaOptimizer(optimizer, name=None, device_dense="", device_spar
     ``wait_avoiding``, ``global_rounds``, ``max_staleness``, with the same meaning,
     defaults and checks as for the PyTorch optimizer (OptimizerKnobs), and
     ``average_optimizer_state``: "never" (optimizer state such as momentum stays
-    local, as in the paper) or "quasi_global" (quasi-global momentum, Lin et al.
+    local, as in the paper), "on_sync" (the state is averaged at global rounds,
+    state_averaging.py) or "quasi_global" (quasi-global momentum, Lin et al.
     2021: nothing extra is sent; after each step's averaging the velocity becomes
     v <- beta*v_old + (1-beta)*(x_after_averaging - x_before_step); needs
-    tf.keras.optimizers.SGD with momentum > 0, else ValueError). "on_sync" and
-    "always" are PyTorch-only (ValueError).
-
-    Why the default is "never", where PyTorch's is "on_sync": this optimizer does not
-    average optimizer state at all (no "on_sync"), so the choice is between the
-    modes it has. "never" is the paper's and measured on par with "on_sync" (torch,
-    mlp IID random, "fresh" rule: 0.84x against 0.86x Horovod's time to accuracy),
-    while "quasi_global" without averaging the rebuilt buffers at global rounds,
-    which is what this one does, broke training with "fresh" (73-75% final accuracy
-    against 86%) and was slower with "local" (0.90x against 0.64x Horovod); README,
-    "The defaults, and the evidence".
+    tf.keras.optimizers.SGD with momentum > 0, else ValueError). "always" is
+    PyTorch-only (ValueError). ``drift_correction``: alpha in [0, 1] of the
+    non-IID control variates learnt at "on_sync" rounds (drift_correction.py;
+    None: 0.25 where the optimizer keeps a first moment, SGD with momentum, Adam,
+    AdamW, Nadam, and the state is averaged "on_sync", else off).
 
     Of Horovod's arguments: ``process_set`` restricts WAGMA to that set;
     ``compression=Compression.fp16`` sends fp16 (common/fp16_rule.py);
@@ -144,6 +163,9 @@ def DistributedWagmaOptimizer(optimizer, name=None, device_dense="", device_spar
     knobs = OptimizerKnobs.from_arguments(locals(), "Keras", STATE_MODES)
     if knobs.average_optimizer_state == "quasi_global":
         QuasiGlobalMomentum.check(optimizer)
+    knobs = dataclasses.replace(knobs, drift_correction=drift_policy.resolve_alpha(
+        knobs.drift_correction, lambda: check_moment(optimizer),
+        knobs.average_optimizer_state))
     core = OptimizerCore(knobs, ops._basics, process_set, FusionPlan(groups, num_groups),
                          "wagma.keras_optimizer", name)
     wrapped = wrapped_class(optimizer, _WagmaKerasMixin).from_config(optimizer.get_config())
@@ -153,5 +175,8 @@ def DistributedWagmaOptimizer(optimizer, name=None, device_dense="", device_spar
     wrapped._wagma = dict(
         core=core, round=round_var, round_base=round_base, fp16=compression is Compression.fp16,
         qgm=QuasiGlobalMomentum() if knobs.average_optimizer_state == "quasi_global"
-        else None)
+        else None,
+        state=StateAveraging(core, DriftCorrection(knobs.drift_correction)
+                             if knobs.drift_correction else None)
+        if knobs.average_optimizer_state == "on_sync" else None)
     return wrapped

@@ -33,17 +33,10 @@ results, not variates) shrank each by about 1/P a round (errors of 3-4).
 """
 import torch
 
+from horovod_wagma.common import drift_policy
+
 _MOMENT_KEYS = ("momentum_buffer", "exp_avg")
 
-# drift_correction=None's alpha where the optimizer keeps a first moment. Measured at
-# P=8 (docs/benchmarks.md, "Drift correction on wait-avoiding global rounds"): against
-# no correction it won or tied 11 of 12 time-to-accuracy cases (3 tasks, IID and
-# non-IID, random and persistent stragglers; it lost seq IID persistent, 0.95x against
-# 0.89x Horovod's time), and with no stragglers closed most of the non-IID gap between
-# the ranks' own models and their average; 0.5 closed more of the gap but lost
-# accuracy under random stragglers (its estimate's noise, alpha/(2-alpha) of one
-# round's, is 2.4x 0.25's).
-DEFAULT_ALPHA = 0.25
 
 
 def moment_scale(optimizer):
@@ -66,20 +59,8 @@ def moment_scale(optimizer):
 
 
 def resolve_alpha(alpha, optimizer, state_mode):
-    """drift_correction's value for ``optimizer``: ``alpha`` when given (ValueError
-    naming the optimizer when it keeps no first moment); None: DEFAULT_ALPHA where it
-    keeps one and the state is averaged "on_sync", else 0.0 (off)."""
-    if alpha is not None:
-        if alpha:
-            moment_scale(optimizer)
-        return float(alpha)
-    if state_mode != "on_sync":
-        return 0.0
-    try:
-        moment_scale(optimizer)
-    except ValueError:
-        return 0.0  # plain SGD, Adagrad, ...: nothing to learn the bias from
-    return DEFAULT_ALPHA
+    """drift_correction's value for ``optimizer`` (common/drift_policy.py)."""
+    return drift_policy.resolve_alpha(alpha, lambda: moment_scale(optimizer), state_mode)
 
 
 class DriftCorrection:

@@ -141,4 +141,72 @@ def wa_fit_straggler():
     return out
 
 
+def drift():
+    """Non-IID quadratics, as optimizer_checks.py's drift for PyTorch: rank i minimises
+    |x - a_i|^2 / 2 with SGD momentum 0.9, S=2, tau=4, average_optimizer_state="on_sync".
+    Returns, with drift correction off and at 0.5 (as the PyTorch check), the distance of
+    this rank's x from the optimum mean(a) over the last 30 steps and the control
+    variate's error against a_i - mean(a) (and the variates' sum over ranks).
+
+    Twice: "off"/"on" eager with blocking global rounds (exact averages), and
+    "wa_off"/"wa_on" inside a tf.function (model.fit's graph mode: the duties sit in a
+    tf.cond) with wait-avoiding global rounds and random delays of up to 2 ms a step,
+    so that engines serve state rounds with published state ("wa_passive")."""
+    import random
+    import time
+    d = 6
+    a = (np.arange(size * d).reshape(size, d) % 5 * (1 + np.arange(size))[:, None])
+    a = a.astype("float64")
+    optimum = a.mean(0)
+    out = {}
+    for prefix, knobs, pause in (("", dict(global_rounds="blocking"), 0.0),
+                                 ("wa_", {}, 0.002)):
+        for alpha in (0.0, 0.5):
+            rng = random.Random(rank)
+            x = tf.Variable(tf.zeros(d, tf.float64), name="x")
+            opt = hvd.DistributedWagmaOptimizer(
+                tf.keras.optimizers.SGD(0.05, momentum=0.9), group_size=2, sync_period=4,
+                average_optimizer_state="on_sync", drift_correction=alpha, **knobs)
+
+            def step():
+                with tf.GradientTape() as tape:
+                    loss = 0.5 * tf.reduce_sum((x - a[rank]) ** 2)
+                opt.apply_gradients([(tape.gradient(loss, x), x)])
+
+            run = tf.function(step) if prefix else step
+            far = []
+            for i in range(300):
+                time.sleep(rng.uniform(0, pause))
+                run()
+                if i >= 270:
+                    far.append(float(np.abs(x.numpy() - optimum).max()))
+            key = prefix + ("on" if alpha else "off")
+            out[key] = {"far": max(far)}
+            if alpha:
+                c = opt._wagma["state"].drift.variate(x).numpy()
+                out[key]["c_error"] = float(np.abs(c - (a[rank] - optimum)).max())
+                out[key]["c_sum"] = float(np.abs(sum(comm.allgather(c))).max())
+                out[prefix + "passive"] = own_streams(opt)[
+                    opt.wagma_status().stream("sync")]["passive_joins"]
+            opt.join()
+
+    # drift_correction=None: 0.25 where the optimizer keeps a first moment and the
+    # state is averaged "on_sync", else off; a given alpha needs a first moment.
+    def alpha(optimizer, **kw):
+        state = hvd.DistributedWagmaOptimizer(optimizer, **kw)._wagma["state"]
+        return state.drift._alpha if state and state.drift else 0.0
+    out["defaults"] = [
+        alpha(tf.keras.optimizers.SGD(0.1, momentum=0.9), average_optimizer_state="on_sync"),
+        alpha(tf.keras.optimizers.Adam(), average_optimizer_state="on_sync"),
+        alpha(tf.keras.optimizers.SGD(0.1), average_optimizer_state="on_sync"),
+        alpha(tf.keras.optimizers.SGD(0.1, momentum=0.9), average_optimizer_state="never")]
+    try:
+        hvd.DistributedWagmaOptimizer(tf.keras.optimizers.Adagrad(),
+                                      average_optimizer_state="on_sync", drift_correction=0.5)
+        out["adagrad_error"] = None
+    except ValueError as e:
+        out["adagrad_error"] = str(e)
+    return out
+
+
 run_scenarios({name: globals()[name] for name in sys.argv[1:]}, sys.argv[1:])

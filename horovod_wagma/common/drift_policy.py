@@ -1,0 +1,39 @@
+"""drift_correction's default, for both frameworks (the mechanism: docs/design.md §3;
+PyTorch: torch/drift_correction.py, Keras: keras/drift_correction.py).
+
+Per rank i and parameter, at every global round that averages the optimizer state
+("on_sync"), with m_i its first moment just before the average and m'_i just after:
+
+    c_i <- c_i + alpha * k * (m'_i - m_i)      g_i <- g_i + c_i before every step
+
+k converts the moment to gradient units (its scale is each framework's). The fixed
+point is c_i = mean_j g_j - g_i for any 0 < alpha <= 1.
+"""
+
+# drift_correction=None's alpha where the optimizer keeps a first moment and the state
+# is averaged "on_sync". Measured at P=8 (docs/benchmarks.md, "Drift correction on
+# wait-avoiding global rounds"): against no correction it won or tied 11 of 12
+# time-to-accuracy cases (3 tasks, IID and non-IID, random and persistent stragglers;
+# it lost seq IID persistent, 0.95x against 0.89x Horovod's time), and with no
+# stragglers closed most of the non-IID gap between the ranks' own models and their
+# average; 0.5 closed more of the gap but lost accuracy under random stragglers (its
+# estimate's noise, alpha/(2-alpha) of one round's, is 2.4x 0.25's).
+DEFAULT_ALPHA = 0.25
+
+
+def resolve_alpha(alpha, check_moment, state_mode):
+    """drift_correction's value: ``alpha`` when given (``check_moment()`` raises a
+    ValueError naming the optimizer when it keeps no first moment); None:
+    DEFAULT_ALPHA where the optimizer keeps one and the state is averaged "on_sync",
+    else 0.0 (off: plain SGD, Adagrad, ... have nothing to learn the bias from)."""
+    if alpha is not None:
+        if alpha:
+            check_moment()
+        return float(alpha)
+    if state_mode != "on_sync":
+        return 0.0
+    try:
+        check_moment()
+    except ValueError:
+        return 0.0
+    return DEFAULT_ALPHA

@@ -1,0 +1,84 @@
+"""Drift correction for Keras optimizers: the control variates of
+common/drift_policy.py, learnt from the first moment that "on_sync" global rounds
+average (keras/state_averaging.py); the PyTorch counterpart is
+torch/drift_correction.py, its derivation docs/design.md §3.
+
+The moment's scale k (gradient units per moment unit), per tf_keras optimizer:
+- SGD with momentum beta keeps a velocity v <- beta v - lr g (x <- x + v), so
+  v ~ -lr g / (1 - beta) and k = -(1 - beta) / lr, with lr the current learning rate
+  (a schedule's too: tf_keras keeps it in a variable);
+- Adam, AdamW and Nadam keep m <- beta_1 m + (1 - beta_1) g: k = 1.
+
+Every read and write is a variable op, so graph mode (model.fit) and eager loops
+alike; the variates are created once, outside any tf.function (tf.init_scope).
+"""
+import tensorflow as tf
+
+_ADAM_FAMILY = ("Adam", "AdamW", "Nadam")
+
+
+def _is_adam_family(optimizer):
+    return any(isinstance(optimizer, getattr(tf.keras.optimizers, n)) for n in _ADAM_FAMILY)
+
+
+def check_moment(optimizer):
+    """ValueError naming ``optimizer`` unless it keeps a first moment
+    (tf.keras.optimizers.SGD with momentum > 0, or Adam, AdamW, Nadam)."""
+    name = type(optimizer).__name__
+    if isinstance(optimizer, tf.keras.optimizers.SGD):
+        if float(optimizer.momentum) <= 0:
+            raise ValueError(f"drift_correction needs momentum > 0 in {name}")
+        return
+    if not _is_adam_family(optimizer):
+        raise ValueError("drift_correction needs tf.keras.optimizers.SGD with momentum or "
+                         f"Adam, AdamW or Nadam (a first moment); got {name}")
+
+
+class DriftCorrection:
+    def __init__(self, alpha):
+        self._alpha = float(alpha)
+        self._c = {}   # variable's key -> its control variate
+
+    @staticmethod
+    def _key(variable):
+        return variable.ref()
+
+    def create_variates(self, variables):
+        """A zero control variate per variable, created once outside any graph."""
+        with tf.init_scope():
+            for v in variables:
+                if self._key(v) not in self._c:
+                    self._c[self._key(v)] = tf.Variable(
+                        tf.zeros(v.shape, v.dtype), trainable=False,
+                        name="wagma_drift_" + v.name.split(":")[0].replace("/", "_"))
+
+    def variate(self, variable):
+        return self._c[self._key(variable)]
+
+    def correct_gradients(self, grads_and_vars):
+        """g_i <- g_i + c_i, before the wrapped optimizer's step (a sparse gradient
+        becomes dense: c_i is)."""
+        return [(g if g is None else tf.convert_to_tensor(g) + self.variate(v), v)
+                for g, v in grads_and_vars]
+
+    @staticmethod
+    def _moments(optimizer, variables):
+        """[(variable, its first moment, k)]."""
+        if isinstance(optimizer, tf.keras.optimizers.SGD):
+            slots = optimizer.momentums
+            k = -(1.0 - tf.cast(optimizer.momentum, tf.float32)) / tf.cast(
+                optimizer.learning_rate, tf.float32)
+        else:
+            slots, k = optimizer._momentums, tf.constant(1.0)
+        return [(v, slots[optimizer._index_dict[optimizer._var_key(v)]], k)
+                for v in variables]
+
+    def before_average(self, optimizer, variables):
+        """This rank's moments, read before a global round averages them."""
+        return [(v, m, k, tf.identity(m)) for v, m, k in self._moments(optimizer, variables)]
+
+    def after_average(self, before):
+        """c_i <- c_i + alpha k (m'_i - m_i), once the moments hold the round's result."""
+        for v, m, k, old_m in before:
+            c = self.variate(v)
+            c.assign_add(tf.cast(self._alpha * k, c.dtype) * (tf.identity(m) - old_m))
