@@ -149,6 +149,6 @@ def test_keras_rebuilds_velocity_in_fit_and_eager(mpi):
                                "'never'"), res["adam"]
         assert "got SGD with momentum=0.0" in res["no_momentum"], res["no_momentum"]
         assert "got tf.keras.optimizers.legacy.SGD;" in res["legacy"], res["legacy"]
-        for mode in ("on_sync", "always"):
-            assert res[mode].startswith("ValueError") and "PyTorch" in res[mode], res[mode]
+        assert res["on_sync"] is None  # Keras averages state at global rounds too
+        assert res["always"].startswith("ValueError") and "PyTorch" in res["always"]
         assert res["bogus"].startswith("ValueError") and "quasi_global" in res["bogus"]

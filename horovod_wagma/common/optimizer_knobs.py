@@ -21,14 +21,14 @@ class OptimizerKnobs:
     contributions; wait_avoiding (False: group rounds wait for every member);
     global_rounds (None: "wait_avoiding", or "blocking" when wait_avoiding=False);
     max_staleness (None: sync_period); average_optimizer_state; drift_correction
-    (alpha of the PyTorch optimizer's control variates, 0: off; None: the PyTorch
-    optimizer's default, torch/drift_correction.py's DEFAULT_ALPHA where the wrapped
-    optimizer keeps a first moment and the state is averaged "on_sync", else off).
+    (alpha of the control variates, 0: off; None: common/drift_policy.py's
+    DEFAULT_ALPHA where the wrapped optimizer keeps a first moment and the state is
+    averaged "on_sync", else off).
 
     The optimizers' defaults differ from init()'s op defaults ("fresh", blocking):
     "local" and wait-avoiding global rounds won the time-to-accuracy matrix (README,
     "The defaults, and the evidence"), while the op keeps its plain semantics. So does
-    "on_sync" state averaging, the default wherever a framework implements it."""
+    "on_sync" state averaging, the default in both frameworks."""
     group_size: Optional[int] = None
     sync_period: int = 10
     averaging: str = "local"
@@ -57,8 +57,7 @@ class OptimizerKnobs:
     @classmethod
     def from_arguments(cls, arguments, framework, state_modes=STATE_AVERAGING):
         """The knobs among a factory's ``locals()`` (one field list, not one per
-        framework; a knob a framework's factory lacks, drift_correction in Keras,
-        keeps its default), checked against the state modes ``framework``
+        framework; a knob a framework's factory lacks keeps its default), checked against the state modes ``framework``
         implements (the PyTorch optimizer implements all of STATE_AVERAGING)."""
         knobs = cls(**{f.name: arguments[f.name] for f in dataclasses.fields(cls)
                        if f.name in arguments})

@@ -23,8 +23,9 @@ Python as a ``tf.errors.AbortedError``; this ``run`` turns it into
 
 What ``restore``, ``reset``, ``sync`` and ``commit`` do is common/elastic_state.py's.
 The model averaged by ``sync()`` is ``model.variables`` (the floating ones), weights
-and non-trainable statistics alike; optimizer slots (momentum) stay each rank's own,
-as in training (``average_optimizer_state="never"``). After a reset the model's
+and non-trainable statistics alike; optimizer slots (momentum) stay each rank's own
+until the next global round averages them (``average_optimizer_state="on_sync"``, the
+default). After a reset the model's
 traced functions are dropped, so that the WAGMA ops are traced for the new member set.
 """
 import functools

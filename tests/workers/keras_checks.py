@@ -196,7 +196,7 @@ def drift():
         state = hvd.DistributedWagmaOptimizer(optimizer, **kw)._wagma["state"]
         return state.drift._alpha if state and state.drift else 0.0
     out["defaults"] = [
-        alpha(tf.keras.optimizers.SGD(0.1, momentum=0.9), average_optimizer_state="on_sync"),
+        alpha(tf.keras.optimizers.SGD(0.1, momentum=0.9)),  # the defaults
         alpha(tf.keras.optimizers.Adam(), average_optimizer_state="on_sync"),
         alpha(tf.keras.optimizers.SGD(0.1), average_optimizer_state="on_sync"),
         alpha(tf.keras.optimizers.SGD(0.1, momentum=0.9), average_optimizer_state="never")]

@@ -1,0 +1,118 @@
+"""BalancedDistributedSampler: shares that follow measured throughput, exactly-once
+coverage, rebalancing, determinism, join at the end, and Horovod's own optimizer
+refused with a clear error (workers/balanced_sampler.py, 4 real ranks). The share
+arithmetic itself is tested without ranks below."""
+import pytest
+
+from conftest import run_scenarios
+from horovod_wagma.common.balanced_shares import proportional_shares, share_bounds
+
+SCENARIOS = ["wagma", "drop_last", "horovod_unequal", "epoch_mismatch"]
+BATCH = 8
+
+
+@pytest.fixture(scope="module")
+def launch(transport):
+    return run_scenarios("balanced_sampler.py", 4, SCENARIOS, timeout=300)
+
+
+def expected_shares(total, slow):
+    """Shares proportional to the injected speeds: the slow rank takes 2x per step."""
+    weights = [0.5 if r == slow else 1.0 for r in range(4)]
+    return [total * w / sum(weights) for w in weights]
+
+
+@pytest.mark.ranks
+def test_shares_follow_the_injected_speeds_and_rebalance(launch):
+    """Epoch 0 equal; epoch 1 follows epoch 0's speeds (rank 0 2x slower) within one
+    batch; epoch 2 still epoch 1's; rank 1 turned slow in epoch 2, and epoch 3 follows
+    it. Every rank computed the same shares, and len(sampler) is its own."""
+    results = launch.results("wagma")
+    total = results[0]["total"]
+    for e in range(4):
+        shares = [results[r]["epochs"][e]["shares"] for r in range(4)]
+        assert all(s == shares[0] for s in shares), shares  # deterministic everywhere
+        assert sum(shares[0]) == total
+        for r in range(4):
+            assert results[r]["epochs"][e]["length"] == shares[0][r]
+            assert len(results[r]["epochs"][e]["indices"]) == shares[0][r]
+    assert len(set(results[0]["epochs"][0]["shares"])) == 1  # nothing measured yet
+    for e, slow in ((1, 0), (2, 0), (3, 1)):
+        shares = results[0]["epochs"][e]["shares"]
+        for r, want in enumerate(expected_shares(total, slow)):
+            assert abs(shares[r] - want) <= BATCH, (e, shares, results[0]["epochs"][e])
+
+
+@pytest.mark.ranks
+def test_every_sample_exactly_once_per_epoch(launch):
+    """The ranks' indices of an epoch together are exactly torch's DistributedSampler's
+    (the same permutation, padded as torch pads), whatever the shares."""
+    results = launch.results("wagma")
+    for e in range(4):
+        seen = sorted(i for r in range(4) for i in results[r]["epochs"][e]["indices"])
+        assert seen == results[0]["torch"][e]
+    # Shuffled: epochs differ (torch's seed + epoch).
+    assert results[0]["epochs"][0]["indices"] != results[0]["epochs"][1]["indices"]
+
+
+@pytest.mark.ranks
+def test_drop_last_without_shuffle(launch):
+    results = launch.results("drop_last")
+    for e in range(2):
+        seen = [i for r in range(4) for i in results[r]["epochs"][e]["indices"]]
+        assert sorted(seen) == results[0]["torch"][e] and len(seen) == results[0]["total"]
+        assert seen == sorted(seen)  # contiguous shares of the unshuffled order
+
+
+@pytest.mark.ranks
+def test_fast_ranks_take_more_steps_then_join(launch):
+    """Under WAGMA the fast ranks take more steps; opt.join() and Horovod's hvd.join()
+    end the run on every rank."""
+    results = launch.results("wagma")
+    steps = [results[r]["steps"] for r in range(4)]
+    assert steps[2] > steps[0] and steps[3] > steps[0], steps
+    for res in results.values():
+        assert res["opt_join"] in range(4) and res["hvd_join"] in range(4)
+
+
+@pytest.mark.ranks
+def test_horovods_optimizer_with_unequal_shares_is_a_clear_error(launch):
+    results = launch.results("horovod_unequal")
+    for res in results.values():
+        assert res["first"] is None  # epoch 0: equal shares, Horovod's loop runs
+        assert res["second"].startswith("ValueError") and "DistributedOptimizer" in \
+            res["second"] and "DistributedWagmaOptimizer" in res["second"], res
+
+
+@pytest.mark.ranks
+def test_set_epoch_at_different_epochs_is_a_clear_error(launch):
+    for res in launch.results("epoch_mismatch").values():
+        assert res["error"].startswith("ValueError") and "same epoch" in res["error"], res
+
+
+def test_shares_sum_and_follow_the_weights():
+    assert proportional_shares(100, [1, 1, 1, 1]) == [25, 25, 25, 25]
+    assert proportional_shares(103, [1, 1, 1, 1]) == [26, 26, 26, 25]
+    assert proportional_shares(70, [1, 2, 2, 2]) == [10, 20, 20, 20]
+    # Unmeasured ranks (0, nan) count as the measured mean; none measured: equal.
+    assert proportional_shares(40, [0.0, 2.0, float("nan"), 2.0]) == [10] * 4
+    assert proportional_shares(40, [0.0] * 4) == [10] * 4
+    for total in range(0, 60):
+        for weights in ([1, 2, 3, 4], [5, 1, 1, 1], [1, 1e-6, 1, 1]):
+            shares = proportional_shares(total, weights)
+            assert sum(shares) == total and min(shares) >= int(0.25 * total / 4)
+
+
+def test_floor_keeps_a_very_slow_rank_fed():
+    """A rank 100x slower gets the floor (a quarter of an equal share), the rest is
+    shared by weight; min_share=0 lets it fall to its proportional share."""
+    shares = proportional_shares(400, [0.01, 1, 1, 1])
+    assert shares[0] == 25 and sum(shares) == 400 and shares[1:] == [125, 125, 125]
+    assert proportional_shares(400, [0.01, 1, 1, 1], min_fraction=0.0)[0] == 1
+    with pytest.raises(ValueError, match="min_share"):
+        proportional_shares(400, [1, 1], min_fraction=1.5)
+
+
+def test_share_bounds_are_contiguous():
+    shares = [3, 5, 2]
+    assert [share_bounds(shares, r) for r in range(3)] == [(0, 3), (3, 8), (8, 10)]

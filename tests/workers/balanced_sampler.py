@@ -1,0 +1,113 @@
+"""BalancedDistributedSampler on real ranks, in the loop users write: set_epoch, a
+DataLoader, an optimizer step per batch, an allreduce of a metric at every epoch end.
+Each rank sleeps a known time per step (its injected speed). Usage: balanced_sampler.py
+SCENARIO... (common.run_scenarios)."""
+import sys
+import time
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data.distributed import DistributedSampler
+
+from common import error, run_scenarios
+
+import horovod_wagma.torch as hvd
+
+hvd.init()
+rank, size = hvd.rank(), hvd.size()
+BATCH = 8
+
+
+def torch_indices(n, epoch, drop_last, shuffle=True):
+    """Every rank's indices under torch's DistributedSampler, together, sorted."""
+    out = []
+    for r in range(size):
+        s = DistributedSampler(range(n), num_replicas=size, rank=r, seed=7,
+                               drop_last=drop_last, shuffle=shuffle)
+        s.set_epoch(epoch)
+        out += list(s)
+    return sorted(out)
+
+
+def epoch_loop(sampler, opt, model, loader, sleep_for, epochs):
+    """Runs the epochs; returns per epoch this rank's indices, len(sampler), the shares
+    and the gathered throughputs."""
+    record = []
+    for epoch in range(epochs):
+        sampler.set_epoch(epoch)
+        seen = []
+        for (x,) in loader:
+            time.sleep(sleep_for(epoch))  # this rank's compute
+            seen += x.long().tolist()
+            opt.zero_grad()
+            model(x.float()[:, None]).pow(2).mean().backward()
+            opt.step()
+        # The epoch-end metric, as users average it: the ranks meet here.
+        hvd.allreduce(torch.tensor(float(len(seen))), name="epoch_metric")
+        record.append(dict(indices=seen, length=len(sampler), shares=sampler.shares,
+                           throughputs=sampler.throughputs))
+    return record
+
+
+def speeds(epoch):
+    """Injected seconds per step: rank 0 2x slower for epochs 0-1, rank 1 from epoch 2."""
+    slow = 0 if epoch < 2 else 1
+    return 0.040 if rank == slow else 0.020
+
+
+def wagma():
+    """DistributedWagmaOptimizer's defaults, 4 epochs of 803 samples, then opt.join()
+    and Horovod's hvd.join()."""
+    n = 803
+    data = TensorDataset(torch.arange(n))
+    sampler = hvd.BalancedDistributedSampler(data, seed=7)
+    loader = DataLoader(data, batch_size=BATCH, sampler=sampler)
+    torch.manual_seed(rank)
+    model = torch.nn.Linear(1, 1)
+    opt = hvd.DistributedWagmaOptimizer(torch.optim.SGD(model.parameters(), lr=1e-4,
+                                                        momentum=0.9),
+                                        named_parameters=model.named_parameters())
+    record = epoch_loop(sampler, opt, model, loader, speeds, 4)
+    out = dict(epochs=record, torch=[torch_indices(n, e, False) for e in range(4)],
+               total=sampler.total_size, steps=opt.wagma_status().steps)
+    out["opt_join"] = opt.join()
+    out["hvd_join"] = hvd.join()
+    return out
+
+
+def drop_last():
+    """drop_last=True, shuffle=False: torch's truncation, shares cut in order."""
+    n = 203
+    data = TensorDataset(torch.arange(n))
+    sampler = hvd.BalancedDistributedSampler(data, seed=7, drop_last=True, shuffle=False)
+    loader = DataLoader(data, batch_size=BATCH, sampler=sampler)
+    model = torch.nn.Linear(1, 1)
+    opt = hvd.DistributedWagmaOptimizer(torch.optim.SGD(model.parameters(), lr=1e-4),
+                                        named_parameters=model.named_parameters())
+    record = epoch_loop(sampler, opt, model, loader, speeds, 2)
+    opt.join()
+    return dict(epochs=record, total=sampler.total_size,
+                torch=[torch_indices(n, 0, True, shuffle=False)] * 2)
+
+
+def horovod_unequal():
+    """Horovod's own DistributedOptimizer cannot take unequal steps: the second
+    set_epoch raises on every rank instead of leaving the ranks in an allreduce."""
+    data = TensorDataset(torch.arange(203))
+    sampler = hvd.BalancedDistributedSampler(data, seed=7)
+    loader = DataLoader(data, batch_size=BATCH, sampler=sampler)
+    model = torch.nn.Linear(1, 1)
+    opt = hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=1e-4),
+                                   named_parameters=model.named_parameters())
+    first = error(lambda: epoch_loop(sampler, opt, model, loader, speeds, 1))
+    second = error(lambda: sampler.set_epoch(1))
+    return dict(first=first, second=second)
+
+
+def epoch_mismatch():
+    """Ranks that call set_epoch at different epoch counts: a clear error everywhere."""
+    sampler = hvd.BalancedDistributedSampler(TensorDataset(torch.arange(40)))
+    return dict(error=error(lambda: sampler.set_epoch(rank % 2)))
+
+
+run_scenarios({name: globals()[name] for name in sys.argv[1:]}, sys.argv[1:])
