@@ -1,0 +1,269 @@
+#!/usr/bin/env python
+"""Time to accuracy in the epoch loop users write, on ranks of persistently uneven
+speed: a sampler per rank, ``set_epoch`` at every epoch, an optimizer step per batch,
+and at every epoch end a metric averaged through a Horovod allreduce (its wait on the
+clock, its compute off it), where every rank meets the others.
+
+    python bench/epoch_loop.py [--np 8] [--tasks mlp,cnn,seq]
+        [--cases persistent,mixed,noisy,homogeneous] [--seeds 3]
+        [--methods horovod wagma wagma+balanced ...] [--epoch-samples 8000]
+
+A method is a bench/methods.py spec (``horovod``, ``localsgd``, ``wagma[:...]``), with
+``+balanced`` for BalancedDistributedSampler instead of torch's DistributedSampler.
+Cases (per-rank step time as a multiple of --step-time): persistent (rank 0 2x),
+mixed (rank 0 3x, ranks 1-2 1.5x), noisy (persistent plus the paper's random noise:
+2 ranks 40 ms late at every step), homogeneous. Reports time to target (of the
+rank-averaged model, bench/time_to_accuracy.py's snapshots), accuracy after equal
+epochs, aggregate samples/s and the fast ranks' idle share at epoch ends.
+"""
+import math
+import statistics
+import time
+
+import harness
+import methods as registry
+import tasks as task_lib
+from table import fmt_spread, fmt_time, print_table, spread
+from time_to_accuracy import Snapshots, after_clock, final_accuracy, time_to_target, \
+    torch_flatten
+
+CASES = ("persistent", "mixed", "noisy", "homogeneous")
+
+
+def speed_factors(case, size):
+    """Each rank's step time as a multiple of --step-time."""
+    f = [1.0] * size
+    if case in ("persistent", "noisy"):
+        f[0] = 2.0
+    elif case == "mixed":
+        f[0] = 3.0
+        for r in (1, 2):
+            if r < size:
+                f[r] = 1.5
+    return f
+
+
+def parse_method(text):
+    """'wagma+balanced' -> ('wagma', True)."""
+    spec, plus, sampler = text.partition("+")
+    if plus and sampler != "balanced":
+        raise ValueError(f"{text!r}: the only sampler suffix is +balanced")
+    registry.parse_spec(spec)
+    return spec, bool(plus)
+
+
+def parse_args(argv=None):
+    p = harness.parser(__doc__, np=8, timeout=3600)
+    harness.add_methods(p)
+    p.add_argument("--tasks", default="mlp,cnn,seq")
+    p.add_argument("--cases", default="persistent")
+    harness.add_seeds(p)
+    p.add_argument("--budget", type=float, default=12.0,
+                   help="seconds of training per run; every rank stops at the first "
+                        "epoch end past it (default 12)")
+    p.add_argument("--epoch-samples", type=int, default=8000,
+                   help="training samples per epoch, all ranks together (default 8000)")
+    p.add_argument("--interval", type=float, default=0.25)
+    p.add_argument("--tau", type=int, default=10)
+    p.add_argument("--step-time", type=float, default=0.010)
+    p.add_argument("--delay", type=float, default=0.040)
+    p.add_argument("--num-delayed", type=int, default=2)
+    harness.add_outputs(p, plot=False)
+    args = p.parse_args(argv)
+    args.tasks = harness.choices(p, "--tasks", args.tasks, tuple(task_lib.TASKS))
+    args.cases = harness.choices(p, "--cases", args.cases, CASES)
+    args.methods = args.methods or ["horovod", "wagma", "wagma+balanced"]
+    try:
+        for m in args.methods:
+            parse_method(m)
+    except ValueError as e:
+        p.error(str(e))
+    if "horovod" not in args.methods:
+        args.methods = ["horovod"] + args.methods
+    args.json = harness.output_path(args.json, "epoch_loop.json")
+    return args
+
+
+def noise_schedule(args, size, seed, rows=20000):
+    """(rows, size) extra seconds per step: the noisy case's random delays."""
+    import numpy as np
+    rng = np.random.default_rng((seed, 7))
+    extra = np.zeros((rows, size))
+    for t in range(rows):
+        extra[t, rng.choice(size, size=min(args.num_delayed, size), replace=False)] = \
+            args.delay
+    return extra
+
+
+def train(hvd, comm, spec, balanced, task, seed, args, case):
+    """One method, one seed; rank 0 gets the run's record."""
+    import numpy as np
+    import torch
+    from torch.nn.utils import vector_to_parameters
+    from torch.utils.data.distributed import DistributedSampler
+    rank, size = comm.Get_rank(), comm.Get_size()
+    model = task.make_model(seed)
+    hvd.broadcast_parameters(model.state_dict(), root_rank=0)
+    method = registry.build_torch(
+        spec, model, torch.optim.SGD(model.parameters(), lr=task.lr,
+                                     momentum=task.momentum),
+        hvd, size, {"tau": args.tau, "outer": task.diloco_outer_lr})
+    pool = np.random.default_rng((seed, 11)).choice(
+        len(task.y_train), size=min(args.epoch_samples, len(task.y_train)), replace=False)
+    kind = hvd.BalancedDistributedSampler if balanced else DistributedSampler
+    sampler = kind(range(len(pool)), num_replicas=size, rank=rank, seed=seed)
+    factor = speed_factors(case, size)[rank] * args.step_time
+    noise = noise_schedule(args, size, seed)[:, rank] if case == "noisy" else None
+    snaps = Snapshots(*torch_flatten(model), args.interval, args.budget + 30.0)
+    eval_batch = torch.from_numpy(pool[:task.batch])
+    epochs, steps, off_clock = [], 0, 0.0
+    comm.Barrier()
+    t0 = time.perf_counter()
+    while True:
+        sampler.set_epoch(len(epochs))
+        order = pool[list(sampler)]
+        e_start = time.perf_counter()
+        for k in range(0, len(order), task.batch):
+            b = torch.from_numpy(order[k:k + task.batch])
+            snaps.before_step()
+            time.sleep(factor * task.compute_scale(b)
+                       + (noise[steps % len(noise)] if noise is not None else 0.0))
+            method.zero_grad()
+            task.loss(model, b).backward()
+            method.step()
+            snaps.after_step(time.perf_counter() - t0 - off_clock)
+            steps += 1
+        # The epoch end: this rank's metric (off the clock), then the allreduce every
+        # rank meets at (on it, with the wait), which also carries "past the budget?".
+        t1 = time.perf_counter()
+        with torch.no_grad():
+            value = float(task.loss(model, eval_batch))
+        t2 = time.perf_counter()
+        off_clock += t2 - t1
+        past = t2 - t0 - off_clock >= args.budget
+        total = hvd.allreduce(torch.tensor([value, float(past)], dtype=torch.float64),
+                              op=hvd.Sum, name="epoch_loop.metric").tolist()
+        t3 = time.perf_counter()
+        epochs.append(dict(samples=len(order), steps=math.ceil(len(order) / task.batch),
+                           train_s=t1 - e_start, idle_s=t3 - t2,
+                           end=t3 - t0 - off_clock))
+        if total[1] > 0:
+            break
+    wall = time.perf_counter() - t0 - off_clock
+    method.finish()
+    check = task.make_model(seed)
+
+    def accuracy(flat):
+        vector_to_parameters(torch.from_numpy(flat), check.parameters())
+        return task.accuracy(check)
+    # Snapshots were sized for the longest run; keep the slots up to the slowest
+    # rank's end (the same count everywhere: their average is an allreduce).
+    from mpi4py import MPI
+    snaps.slots = min(snaps.slots, comm.allreduce(int(wall / args.interval) + 1,
+                                                  op=MPI.MAX))
+    snaps.store = snaps.store[:snaps.slots + 1]
+    per_rank = comm.gather(epochs, root=0)
+    samples = comm.gather(sum(e["samples"] for e in epochs), root=0)
+    return after_clock(comm, snaps, accuracy, steps, wall,
+                       None if per_rank is None else
+                       {"epochs_per_rank": per_rank, "samples_per_s": sum(samples) / wall})
+
+
+def idle_share(rec, fast):
+    """The fast ranks' time waiting at epoch ends over their epochs' time (median over
+    the fast ranks; every epoch but the first, whose shares are equal)."""
+    shares = []
+    for r in fast:
+        eps = rec["epochs_per_rank"][r][1:] or rec["epochs_per_rank"][r]
+        shares.append(sum(e["idle_s"] for e in eps) /
+                      sum(e["idle_s"] + e["train_s"] for e in eps))
+    return statistics.median(shares)
+
+
+def accuracy_at_epoch(rec, epoch):
+    """The averaged model's accuracy at the end of epoch ``epoch`` (from the curve)."""
+    eps = rec["epochs_per_rank"][0]
+    if epoch >= len(eps):
+        return math.nan
+    t = eps[epoch]["end"]
+    before = [acc for tt, acc in rec["curve"] if tt <= t]
+    return before[-1] if before else math.nan
+
+
+def report(case, task_name, runs, methods, target, size):
+    fast = [r for r, f in enumerate(speed_factors(case, size)) if f == 1.0] or [0]
+    common = min(len(r["epochs_per_rank"][0]) for r in runs) - 1
+    print(f"\n{task_name}/{case}: target {target:g}%; accuracy compared after epoch "
+          f"{common + 1}")
+    table = [["method", "time to target s", "x Horovod", "samples/s", "x Horovod ",
+              f"acc@ep{common + 1}", "fast idle %", "final acc %", ""]]
+    rows = {}
+    for m in methods:
+        mine = {r["seed"]: r for r in runs if r["method"] == m}
+        hor = {r["seed"]: r for r in runs if r["method"] == "horovod"}
+        t = {s: time_to_target(r, target) for s, r in mine.items()}
+        th = {s: time_to_target(hor[s], target) for s in mine}
+        x = [t[s] / th[s] if th[s] not in (0, math.inf) else math.nan for s in mine]
+        sps = [mine[s]["samples_per_s"] / hor[s]["samples_per_s"] for s in mine]
+        rows[m] = dict(time=spread(t.values()), x_horovod=spread(x),
+                       samples_per_s=statistics.median(r["samples_per_s"]
+                                                       for r in mine.values()),
+                       x_samples=spread(sps),
+                       acc_at_epoch=statistics.median(accuracy_at_epoch(r, common)
+                                                      for r in mine.values()),
+                       idle=statistics.median(idle_share(r, fast) for r in mine.values()),
+                       final=statistics.median(final_accuracy(r) for r in mine.values()))
+        r = rows[m]
+        table.append([m, fmt_spread(r["time"]), fmt_spread(r["x_horovod"]),
+                      f"{r['samples_per_s']:.0f}", fmt_spread(r["x_samples"]),
+                      f"{r['acc_at_epoch']:.2f}", f"{100 * r['idle']:.1f}",
+                      f"{r['final']:.2f}", ""])
+    print_table(table)
+    return rows
+
+
+def run(args):
+    from mpi4py import MPI
+    comm = MPI.COMM_WORLD
+    rank, size = comm.Get_rank(), comm.Get_size()
+    hvd = harness.start_torch()
+    harness.init_gloo(comm)
+    if rank == 0:
+        print(f"P={size}; methods {' '.join(args.methods)}; seeds {args.first_seed}.."
+              f"{args.first_seed + args.seeds - 1}; {args.epoch_samples} samples/epoch; "
+              f"step {1e3 * args.step_time:g} ms", flush=True)
+    started, results, all_runs = time.time(), {}, []
+    for task_name in args.tasks:
+        for case in args.cases:
+            runs = []
+            for seed in range(args.first_seed, args.first_seed + args.seeds):
+                task = task_lib.TASKS[task_name](seed)
+                order = list(args.methods) if seed % 2 == 0 else list(args.methods)[::-1]
+                for m in order:
+                    spec, balanced = parse_method(m)
+                    rec = train(hvd, comm, spec, balanced, task, seed, args, case)
+                    if rank == 0:
+                        rec.update(method=m, seed=seed, task=task_name, case=case,
+                                   target=task.target)
+                        print(f"  {task_name}/{case} seed {seed} {m:24s} target "
+                              f"{fmt_time(time_to_target(rec, task.target)):>5} s, "
+                              f"{len(rec['epochs_per_rank'][0])} epochs, "
+                              f"{rec['samples_per_s']:.0f} samples/s, final "
+                              f"{final_accuracy(rec):.2f}%", flush=True)
+                        runs.append(rec)
+            if rank == 0:
+                results[f"{task_name}/{case}"] = report(
+                    case, task_name, runs, args.methods, runs[0]["target"], size)
+                all_runs += runs
+    if rank == 0:
+        print(f"\ntotal {time.time() - started:.0f} s")
+        harness.write_json(args.json, harness.jsonable({
+            "ranks": size, "args": vars(args), "results": results, "runs": all_runs}), 1)
+        print(f"wrote {args.json}")
+    comm.Barrier()
+    harness.stop_gloo()
+
+
+if __name__ == "__main__":
+    args = parse_args()
+    harness.launch(__file__, args, run)
