@@ -6,10 +6,12 @@ clock, its compute off it), where every rank meets the others.
 
     python bench/epoch_loop.py [--np 8] [--tasks mlp,cnn,seq]
         [--cases persistent,mixed,noisy,homogeneous] [--seeds 3]
-        [--methods horovod wagma wagma+balanced ...] [--epoch-samples 8000]
+        [--methods horovod wagma wagma+balanced ...] [--epoch-samples 20000]
 
 A method is a bench/methods.py spec (``horovod``, ``localsgd``, ``wagma[:...]``), with
-``+balanced`` for BalancedDistributedSampler instead of torch's DistributedSampler.
+``+balanced`` for BalancedDistributedSampler instead of torch's DistributedSampler, or
+``+lbbsp`` for BalancedBatchSampler (equal steps, per-rank batches proportional to
+speed, the loss scaled by its ``loss_weight``: LB-BSP, for ``horovod``).
 Cases (per-rank step time as a multiple of --step-time): persistent (rank 0 2x),
 mixed (rank 0 3x, ranks 1-2 1.5x), noisy (persistent plus the paper's random noise:
 2 ranks 40 ms late at every step), homogeneous. Reports time to target (of the
@@ -43,13 +45,16 @@ def speed_factors(case, size):
     return f
 
 
+SAMPLERS = ("equal", "balanced", "lbbsp")
+
+
 def parse_method(text):
-    """'wagma+balanced' -> ('wagma', True)."""
+    """'wagma+balanced' -> ('wagma', 'balanced'); 'horovod' -> ('horovod', 'equal')."""
     spec, plus, sampler = text.partition("+")
-    if plus and sampler != "balanced":
-        raise ValueError(f"{text!r}: the only sampler suffix is +balanced")
+    if plus and sampler not in SAMPLERS[1:]:
+        raise ValueError(f"{text!r}: the sampler suffix is +balanced or +lbbsp")
     registry.parse_spec(spec)
-    return spec, bool(plus)
+    return spec, sampler or "equal"
 
 
 def parse_args(argv=None):
@@ -61,8 +66,9 @@ def parse_args(argv=None):
     p.add_argument("--budget", type=float, default=12.0,
                    help="seconds of training per run; every rank stops at the first "
                         "epoch end past it (default 12)")
-    p.add_argument("--epoch-samples", type=int, default=8000,
-                   help="training samples per epoch, all ranks together (default 8000)")
+    p.add_argument("--epoch-samples", type=int, default=20000,
+                   help="training samples per epoch, all ranks together: a fixed subset "
+                        "of the task's training set (default 20000)")
     p.add_argument("--interval", type=float, default=0.25)
     p.add_argument("--tau", type=int, default=10)
     p.add_argument("--step-time", type=float, default=0.010)
@@ -95,7 +101,7 @@ def noise_schedule(args, size, seed, rows=20000):
     return extra
 
 
-def train(hvd, comm, spec, balanced, task, seed, args, case):
+def train(hvd, comm, spec, sampler_kind, task, seed, args, case):
     """One method, one seed; rank 0 gets the run's record."""
     import numpy as np
     import torch
@@ -110,8 +116,13 @@ def train(hvd, comm, spec, balanced, task, seed, args, case):
         hvd, size, {"tau": args.tau, "outer": task.diloco_outer_lr})
     pool = np.random.default_rng((seed, 11)).choice(
         len(task.y_train), size=min(args.epoch_samples, len(task.y_train)), replace=False)
-    kind = hvd.BalancedDistributedSampler if balanced else DistributedSampler
-    sampler = kind(range(len(pool)), num_replicas=size, rank=rank, seed=seed)
+    if sampler_kind == "lbbsp":
+        sampler = hvd.BalancedBatchSampler(range(len(pool)), task.batch, num_replicas=size,
+                                           rank=rank, seed=seed)
+    else:
+        kind = hvd.BalancedDistributedSampler if sampler_kind == "balanced" \
+            else DistributedSampler
+        sampler = kind(range(len(pool)), num_replicas=size, rank=rank, seed=seed)
     factor = speed_factors(case, size)[rank] * args.step_time
     noise = noise_schedule(args, size, seed)[:, rank] if case == "noisy" else None
     snaps = Snapshots(*torch_flatten(model), args.interval, args.budget + 30.0)
@@ -121,15 +132,23 @@ def train(hvd, comm, spec, balanced, task, seed, args, case):
     t0 = time.perf_counter()
     while True:
         sampler.set_epoch(len(epochs))
-        order = pool[list(sampler)]
+        if sampler_kind == "lbbsp":
+            batches = [pool[b] for b in sampler]
+            weight = sampler.loss_weight
+        else:
+            order = pool[list(sampler)]
+            batches = [order[k:k + task.batch] for k in range(0, len(order), task.batch)]
+            weight = 1.0
         e_start = time.perf_counter()
-        for k in range(0, len(order), task.batch):
-            b = torch.from_numpy(order[k:k + task.batch])
+        for b in batches:
+            b = torch.from_numpy(b)
             snaps.before_step()
-            time.sleep(factor * task.compute_scale(b)
+            # Compute in proportion to the batch (the tasks' scale is per batch of
+            # task.batch samples).
+            time.sleep(factor * task.compute_scale(b) * len(b) / task.batch
                        + (noise[steps % len(noise)] if noise is not None else 0.0))
             method.zero_grad()
-            task.loss(model, b).backward()
+            (task.loss(model, b) * weight).backward()
             method.step()
             snaps.after_step(time.perf_counter() - t0 - off_clock)
             steps += 1
@@ -144,7 +163,7 @@ def train(hvd, comm, spec, balanced, task, seed, args, case):
         total = hvd.allreduce(torch.tensor([value, float(past)], dtype=torch.float64),
                               op=hvd.Sum, name="epoch_loop.metric").tolist()
         t3 = time.perf_counter()
-        epochs.append(dict(samples=len(order), steps=math.ceil(len(order) / task.batch),
+        epochs.append(dict(samples=sum(len(b) for b in batches), steps=len(batches),
                            train_s=t1 - e_start, idle_s=t3 - t2,
                            end=t3 - t0 - off_clock))
         if total[1] > 0:
@@ -240,8 +259,8 @@ def run(args):
                 task = task_lib.TASKS[task_name](seed)
                 order = list(args.methods) if seed % 2 == 0 else list(args.methods)[::-1]
                 for m in order:
-                    spec, balanced = parse_method(m)
-                    rec = train(hvd, comm, spec, balanced, task, seed, args, case)
+                    spec, sampler_kind = parse_method(m)
+                    rec = train(hvd, comm, spec, sampler_kind, task, seed, args, case)
                     if rank == 0:
                         rec.update(method=m, seed=seed, task=task_name, case=case,
                                    target=task.target)

@@ -7,7 +7,7 @@ import pytest
 from conftest import run_scenarios
 from horovod_wagma.common.balanced_shares import proportional_shares, share_bounds
 
-SCENARIOS = ["wagma", "drop_last", "horovod_unequal", "epoch_mismatch"]
+SCENARIOS = ["wagma", "drop_last", "horovod_unequal", "lbbsp", "epoch_mismatch"]
 BATCH = 8
 
 
@@ -82,6 +82,38 @@ def test_horovods_optimizer_with_unequal_shares_is_a_clear_error(launch):
         assert res["first"] is None  # epoch 0: equal shares, Horovod's loop runs
         assert res["second"].startswith("ValueError") and "DistributedOptimizer" in \
             res["second"] and "DistributedWagmaOptimizer" in res["second"], res
+
+
+@pytest.mark.ranks
+def test_lbbsp_equal_steps_batches_follow_speeds_and_weights_give_the_mean_gradient(launch):
+    """BalancedBatchSampler under Horovod's own optimizer: every rank takes the same
+    steps; the batch sizes follow the injected speeds within one sample; the ranks'
+    batches together are every sample once (plus padding to whole global batches);
+    with the loss scaled by
+    loss_weight the allreduced gradient equals the global batch's mean gradient."""
+    results = launch.results("lbbsp")
+    g = results[0]["global_batch"]
+    for e in range(4):
+        sizes = [results[r]["epochs"][e]["batch_sizes"] for r in range(4)]
+        assert all(s == sizes[0] for s in sizes) and sum(sizes[0]) == g
+        for r in range(4):
+            ep = results[r]["epochs"][e]
+            assert ep["steps"] == results[0]["steps"]  # equal steps everywhere
+            assert ep["sizes"] == [sizes[0][r]]  # every batch of the epoch that size
+            assert abs(ep["weight"] - 4 * sizes[0][r] / g) < 1e-12
+            assert ep["grad_error"] < 1e-12, ep["grad_error"]
+        # Every sample once, plus padding up to a whole number of global batches.
+        seen = [i for r in range(4) for i in results[r]["epochs"][e]["indices"]]
+        assert sorted(set(seen)) == sorted(set(results[0]["torch"][e]))
+        assert len(seen) == results[0]["steps"] * g
+        assert len(seen) - len(set(seen)) == results[0]["steps"] * g - 803
+    assert len(set(results[0]["epochs"][0]["batch_sizes"])) == 1
+    for e, slow in ((1, 0), (3, 1)):
+        sizes = results[0]["epochs"][e]["batch_sizes"]
+        for r, want in enumerate(expected_shares(g, slow)):
+            assert abs(sizes[r] - want) <= 1, (e, sizes)
+    # Unequal batches did happen, so the weighting was exercised.
+    assert results[0]["epochs"][1]["weight"] < 1.0
 
 
 @pytest.mark.ranks

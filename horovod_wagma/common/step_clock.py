@@ -8,6 +8,10 @@ allreduces). The frameworks feed the clock: PyTorch through the global optimizer
 step hooks (torch/step_hooks.py), which fire around the outermost step only
 (wrapped optimizers call their parent's step: the depth counts the nesting).
 
+One wait can fall between steps: Horovod's gradient-clipping recipe calls the
+optimizer's ``synchronize()`` before ``step()``. The frameworks time such calls and
+report them (``add_wait``); they are taken out of the gap.
+
 An epoch's estimate is the median of those gaps, so the few that span something else
 (the first step after set_epoch, an evaluation, the epoch-end metric allreduce and
 its wait, a checkpoint) do not move it.
@@ -22,16 +26,26 @@ class StepClock:
         self._depth = 0
         self._last_end = None
         self._gaps = []
+        self._wait = 0.0  # waits reported since the last step's end
+        # Whether a step since the last reset was a gradient-allreduce optimizer's
+        # (every rank must then take the same number of steps); set by the frameworks.
+        self.synchronous = False
 
     def step_begin(self):
         self._depth += 1
         if self._depth == 1 and self._last_end is not None:
-            self._gaps.append(self._now() - self._last_end)
+            self._gaps.append(self._now() - self._last_end - self._wait)
+
+    def add_wait(self, seconds):
+        """A wait between two steps (outside any step: those are not gaps anyway)."""
+        if self._depth == 0:
+            self._wait += seconds
 
     def step_end(self):
         self._depth = max(0, self._depth - 1)
         if self._depth == 0:
             self._last_end = self._now()
+            self._wait = 0.0
 
     def steps(self):
         """Gaps measured since the last reset (one per step after the first)."""
@@ -46,3 +60,4 @@ class StepClock:
         """Starts a new measurement (an epoch); the gap that spans it is not counted."""
         self._gaps = []
         self._last_end = None
+        self.synchronous = False

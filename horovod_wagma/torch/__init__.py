@@ -14,6 +14,7 @@ from horovod_wagma.common.membership import membership_changes  # noqa: F401
 from horovod_wagma.common.schedule import default_group_size, optimizer_group_size
 from horovod_wagma.common.schedule import groups as _groups
 from horovod_wagma.torch import ops as _ops
+from horovod_wagma.torch.balanced_batch_sampler import BalancedBatchSampler
 from horovod_wagma.torch.balanced_sampler import BalancedDistributedSampler
 from horovod_wagma.torch.optimizer import DistributedWagmaOptimizer
 from horovod_wagma.torch.ops import (GroupAllreduceHandle, group_allreduce,

@@ -5,21 +5,39 @@ every optimizer's ``step()``: the user's, Horovod's DistributedOptimizer and
 DistributedWagmaOptimizer alike (each wraps its parent's step, so the hooks nest;
 StepClock counts the depth). Installed once per process, on first use.
 """
+import time
+
 from torch.optim.optimizer import (register_optimizer_step_post_hook,
                                    register_optimizer_step_pre_hook)
 
 from horovod_wagma.common.step_clock import StepClock
 
 _clock = None
-_synchronous = [False]  # whether a step was Horovod's gradient-allreduce optimizer's
 
 
 def _begin(optimizer, clock):
     # Horovod's DistributedOptimizer copies its methods into a subclass of the user's
     # optimizer class, so it is recognised by its allreduce method, not by isinstance.
     if hasattr(optimizer, "_allreduce_grad_async"):
-        _synchronous[0] = True
+        clock.synchronous = True
+        if not getattr(optimizer, "_wagma_waits_timed", False):
+            _time_synchronize(optimizer, clock)
     clock.step_begin()
+
+
+def _time_synchronize(optimizer, clock):
+    """Reports the time in ``optimizer.synchronize()`` as a wait: Horovod's clipping
+    recipe calls it between steps, where the clock would count it as compute."""
+    inner = optimizer.synchronize
+
+    def synchronize(*args, **kwargs):
+        t0 = time.perf_counter()
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            clock.add_wait(time.perf_counter() - t0)
+    optimizer.synchronize = synchronize
+    optimizer._wagma_waits_timed = True
 
 
 def step_clock():
@@ -34,8 +52,3 @@ def step_clock():
         _clock = clock
     return _clock
 
-
-def synchronous_steps_seen():
-    """Whether Horovod's DistributedOptimizer (every rank allreduces gradients at every
-    step, so every rank must take the same number of steps) has stepped here."""
-    return _synchronous[0]

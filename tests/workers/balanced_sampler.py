@@ -52,7 +52,7 @@ def epoch_loop(sampler, opt, model, loader, sleep_for, epochs):
 def speeds(epoch):
     """Injected seconds per step: rank 0 2x slower for epochs 0-1, rank 1 from epoch 2."""
     slow = 0 if epoch < 2 else 1
-    return 0.040 if rank == slow else 0.020
+    return 0.080 if rank == slow else 0.040
 
 
 def wagma():
@@ -102,6 +102,55 @@ def horovod_unequal():
     first = error(lambda: epoch_loop(sampler, opt, model, loader, speeds, 1))
     second = error(lambda: sampler.set_epoch(1))
     return dict(first=first, second=second)
+
+
+def lbbsp():
+    """Horovod's own DistributedOptimizer with BalancedBatchSampler (LB-BSP): equal
+    steps on every rank, batch sizes following the injected speeds, and with the loss
+    scaled by loss_weight the allreduced gradient is the mean gradient over the whole
+    global batch (checked at every epoch's first step against the gradient of the
+    union of the ranks' batches, computed here)."""
+    n = 803
+    data = TensorDataset(torch.arange(n))
+    sampler = hvd.BalancedBatchSampler(data, BATCH, seed=7)
+    loader = DataLoader(data, batch_sampler=sampler)
+    torch.manual_seed(0)
+    model = torch.nn.Linear(2, 1, dtype=torch.float64)
+    hvd.broadcast_parameters(model.state_dict(), root_rank=0)
+    opt = hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=1e-3),
+                                   named_parameters=model.named_parameters())
+
+    def features(idx):
+        x = idx.double()[:, None] / n
+        return torch.cat([x, x.pow(2)], 1), torch.sin(7 * x[:, 0])
+
+    def loss_of(idx):
+        x, y = features(idx)
+        return (model(x)[:, 0] - y).pow(2).mean()
+    record = []
+    for epoch in range(4):
+        sampler.set_epoch(epoch)
+        seen, sizes, errors = [], [], []
+        for step, (idx,) in enumerate(loader):
+            time.sleep(speeds(epoch) * len(idx) / BATCH)  # compute grows with the batch
+            seen += idx.tolist()
+            sizes.append(len(idx))
+            opt.zero_grad()
+            (loss_of(idx) * sampler.loss_weight).backward()
+            opt.synchronize()
+            if step == 0:
+                union = torch.cat(hvd.allgather_object(idx))
+                grads = torch.autograd.grad(loss_of(union), list(model.parameters()))
+                errors.append(max(float((p.grad - g).abs().max())
+                                  for p, g in zip(model.parameters(), grads)))
+            with opt.skip_synchronize():
+                opt.step()
+        hvd.allreduce(torch.tensor(float(len(seen))), name="lbbsp_metric")
+        record.append(dict(indices=seen, steps=len(sizes), sizes=sorted(set(sizes)),
+                           batch_sizes=sampler.batch_sizes, weight=sampler.loss_weight,
+                           grad_error=max(errors)))
+    return dict(epochs=record, torch=[torch_indices(n, e, False) for e in range(4)],
+                global_batch=sampler.global_batch, steps=sampler.steps)
 
 
 def epoch_mismatch():
