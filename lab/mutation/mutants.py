@@ -23,6 +23,7 @@ OPTIMIZER_CORE = "tests/test_optimizer_core.py"
 FP16 = OPTIMIZER + "::test_fp16_replaces_at_global_rounds_and_corrects_at_group_rounds"
 HOST_KILLED = "tests/test_elastic.py::test_host_killed_survivors_go_on_without_rollback"
 HOST_ADDED = "tests/test_elastic.py::test_host_added_starts_from_the_survivors_average"
+SAMPLER = "tests/test_balanced_sampler.py"
 
 POLICY = "cpp_ops/engine/round_policy.cc"
 ROUNDS = "cpp_ops/engine/engine_rounds.cc"
@@ -241,4 +242,22 @@ MUTANTS = [
          edits=[("    return DEFAULT_ALPHA\n", "    return 0.0\n")],
          tests=[OPTIMIZER_CORE],
          bug="drift_correction=None leaves the correction off for optimizers with momentum"),
+    dict(id="sampler-equal-shares", file="horovod_wagma/torch/balanced_sampler.py",
+         edits=[("proportional_shares(self.total_size, throughputs, self.min_share)",
+                 "proportional_shares(self.total_size, [1.0] * len(throughputs), "
+                 "self.min_share)")],
+         tests=[SAMPLER + "::test_shares_follow_the_injected_speeds_and_rebalance"],
+         bug="the balanced sampler ignores the measured throughputs"),
+    dict(id="lbbsp-unweighted", file="horovod_wagma/torch/balanced_batch_sampler.py",
+         edits=[("return self.num_replicas * self.batch_sizes[self.rank] / self.global_batch",
+                 "return 1.0")],
+         tests=[SAMPLER + "::test_lbbsp_equal_steps_batches_follow_speeds_and_weights_"
+                "give_the_mean_gradient"],
+         bug="LB-BSP's unequal batches are averaged unweighted: not the mean gradient"),
+    dict(id="step-clock-counts-waits", file="horovod_wagma/common/step_clock.py",
+         edits=[("            self._wait += seconds\n", "            pass\n")],
+         tests=[SAMPLER + "::test_lbbsp_equal_steps_batches_follow_speeds_and_weights_"
+                "give_the_mean_gradient"],
+         bug="a synchronize() wait between steps counts as compute, so every rank looks "
+             "as slow as the slowest"),
 ]
