@@ -242,11 +242,7 @@ def report(case, task_name, runs, methods, target, size):
 
 
 def run(args):
-    from mpi4py import MPI
-    comm = MPI.COMM_WORLD
-    rank, size = comm.Get_rank(), comm.Get_size()
-    hvd = harness.start_torch()
-    harness.init_gloo(comm)
+    comm, rank, size, hvd = harness.torch_job()
     if rank == 0:
         print(f"P={size}; methods {' '.join(args.methods)}; seeds {args.first_seed}.."
               f"{args.first_seed + args.seeds - 1}; {args.epoch_samples} samples/epoch; "
@@ -257,8 +253,7 @@ def run(args):
             runs = []
             for seed in range(args.first_seed, args.first_seed + args.seeds):
                 task = task_lib.TASKS[task_name](seed)
-                order = list(args.methods) if seed % 2 == 0 else list(args.methods)[::-1]
-                for m in order:
+                for m in harness.method_order(args.methods, seed):
                     spec, sampler_kind = parse_method(m)
                     rec = train(hvd, comm, spec, sampler_kind, task, seed, args, case)
                     if rank == 0:

@@ -256,6 +256,23 @@ def thread_cpu_seconds():
 
 
 # -- starting a framework -------------------------------------------------------------
+def method_order(methods, seed):
+    """The methods in the order one seed runs them: reversed on odd seeds, so that no
+    method always runs first (or last) on a host whose speed drifts."""
+    methods = list(methods)
+    return methods if seed % 2 == 0 else methods[::-1]
+
+
+def torch_job():
+    """(comm, rank, size, hvd) of a PyTorch benchmark's rank: horovod_wagma.torch
+    started, and torch.distributed over gloo for the model averagers."""
+    from mpi4py import MPI
+    comm = MPI.COMM_WORLD
+    hvd = start_torch()
+    init_gloo(comm)
+    return comm, comm.Get_rank(), comm.Get_size(), hvd
+
+
 def start_torch():
     """horovod_wagma.torch, initialised; one intra-op thread (ranks share cores)."""
     from mpi4py import MPI  # noqa: F401  (MPI_THREAD_MULTIPLE, before Horovod)

@@ -210,11 +210,7 @@ def print_summary(results, methods):
 
 # -- the driver -----------------------------------------------------------------------
 def run(args):
-    from mpi4py import MPI
-    comm = MPI.COMM_WORLD
-    rank, size = comm.Get_rank(), comm.Get_size()
-    hvd = harness.start_torch()
-    harness.init_gloo(comm)
+    comm, rank, size, hvd = harness.torch_job()
     if rank == 0:
         print(f"P={size}; no imbalance ({1e3 * args.step_time:g} ms per step on every "
               f"rank); {args.steps} steps; methods {' '.join(args.methods)}; seeds "
@@ -228,8 +224,7 @@ def run(args):
             for seed in range(args.first_seed, args.first_seed + args.seeds):
                 task = task_lib.TASKS[task_name](seed)
                 batches = task.batches(rank, size, data, args.steps, seed)
-                order = args.methods if seed % 2 == 0 else args.methods[::-1]
-                for spec in order:
+                for spec in harness.method_order(args.methods, seed):
                     rec = train(hvd, comm, spec, task, seed, batches, args)
                     if rank == 0:
                         rec.update(method=spec, task=task_name, data=data, seed=seed,

@@ -482,7 +482,7 @@ def run_case(framework, case, task_name, args, comm):
             harness.with_pattern(args, pattern), size, rows, seed),
             batches=framework.batches(task, rank, size, data, rows, seed))
         order = list(enumerate(args.methods))
-        for j, spec in (order if seed % 2 == 0 else order[::-1]):
+        for j, spec in harness.method_order(order, seed):
             rec = framework.train(spec, j, task, seed, args, run)
             if rank == 0:
                 rec.update(method=spec, task=case[0], data=data, pattern=pattern,

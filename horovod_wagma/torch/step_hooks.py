@@ -3,7 +3,9 @@
 ``torch.optim.optimizer.register_optimizer_step_pre_hook`` and ``_post_hook`` fire for
 every optimizer's ``step()``: the user's, Horovod's DistributedOptimizer and
 DistributedWagmaOptimizer alike (each wraps its parent's step, so the hooks nest;
-StepClock counts the depth). Installed once per process, on first use.
+StepClock counts the depth). Horovod's ``synchronize()``, which its clipping recipe
+calls between steps, is timed and reported as a wait. Installed once per process, on
+first use.
 """
 import time
 
