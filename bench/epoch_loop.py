@@ -108,12 +108,7 @@ def train(hvd, comm, spec, sampler_kind, task, seed, args, case):
     from torch.nn.utils import vector_to_parameters
     from torch.utils.data.distributed import DistributedSampler
     rank, size = comm.Get_rank(), comm.Get_size()
-    model = task.make_model(seed)
-    hvd.broadcast_parameters(model.state_dict(), root_rank=0)
-    method = registry.build_torch(
-        spec, model, torch.optim.SGD(model.parameters(), lr=task.lr,
-                                     momentum=task.momentum),
-        hvd, size, {"tau": args.tau, "outer": task.diloco_outer_lr})
+    model, method = registry.build_for_task(spec, task, seed, hvd, size, args.tau)
     pool = np.random.default_rng((seed, 11)).choice(
         len(task.y_train), size=min(args.epoch_samples, len(task.y_train)), replace=False)
     if sampler_kind == "lbbsp":

@@ -114,6 +114,18 @@ def _wagma_optimizer(hvd, inner, opts, defaults=None, **kw):
 
 
 # -- PyTorch ------------------------------------------------------------------------
+def build_for_task(spec, task, seed, hvd, size, tau):
+    """(model, method) of one run: ``task``'s model for ``seed``, broadcast from rank 0,
+    and ``spec`` around the task's SGD (its lr and momentum); ``tau`` is the local-SGD
+    baselines' period."""
+    import torch
+    model = task.make_model(seed)
+    hvd.broadcast_parameters(model.state_dict(), root_rank=0)
+    inner = torch.optim.SGD(model.parameters(), lr=task.lr, momentum=task.momentum)
+    return model, build_torch(spec, model, inner, hvd, size,
+                              {"tau": tau, "outer": task.diloco_outer_lr})
+
+
 def build_torch(spec, model, inner, hvd, size, defaults, wagma_defaults=None):
     """The method object for ``spec`` around ``model`` (already broadcast) and its
     local optimizer ``inner``. It has ``zero_grad()``, ``step()`` (after backward:

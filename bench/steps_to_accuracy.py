@@ -71,12 +71,7 @@ def train(hvd, comm, spec, task, seed, batches, args):
     import torch
     from torch.nn.utils import parameters_to_vector, vector_to_parameters
     rank, size = comm.Get_rank(), comm.Get_size()
-    model = task.make_model(seed)
-    hvd.broadcast_parameters(model.state_dict(), root_rank=0)
-    method = registry.build_torch(
-        spec, model, torch.optim.SGD(model.parameters(), lr=task.lr,
-                                     momentum=task.momentum),
-        hvd, size, {"tau": args.tau, "outer": task.diloco_outer_lr})
+    model, method = registry.build_for_task(spec, task, seed, hvd, size, args.tau)
     at = [0] + list(range(args.eval_offset or args.eval_every, args.steps + 1,
                           args.eval_every))
     snaps = []

@@ -218,12 +218,8 @@ class Torch:
         import torch
         from torch.nn.utils import vector_to_parameters
         hvd, comm, rank = self.hvd, run["comm"], run["rank"]
-        model = task.make_model(seed)
-        hvd.broadcast_parameters(model.state_dict(), root_rank=0)
-        method = registry.build_torch(
-            spec, model, torch.optim.SGD(model.parameters(), lr=task.lr,
-                                         momentum=task.momentum),
-            hvd, comm.Get_size(), {"tau": args.tau, "outer": task.diloco_outer_lr})
+        model, method = registry.build_for_task(spec, task, seed, hvd, comm.Get_size(),
+                                                args.tau)
         sched, batches = run["sched"], run["batches"]
         snaps = Snapshots(*torch_flatten(model), args.interval, run["budget"])
 
