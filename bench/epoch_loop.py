@@ -135,6 +135,7 @@ def train(hvd, comm, spec, sampler_kind, task, seed, args, case):
             batches = [order[k:k + task.batch] for k in range(0, len(order), task.batch)]
             weight = 1.0
         e_start = time.perf_counter()
+        slowest_step = [0.0, -1]  # the epoch's longest optimizer step: seconds, index
         for b in batches:
             b = torch.from_numpy(b)
             snaps.before_step()
@@ -144,7 +145,11 @@ def train(hvd, comm, spec, sampler_kind, task, seed, args, case):
                        + (noise[steps % len(noise)] if noise is not None else 0.0))
             method.zero_grad()
             (task.loss(model, b) * weight).backward()
+            t_step = time.perf_counter()
             method.step()
+            step_s = time.perf_counter() - t_step
+            if step_s > slowest_step[0]:
+                slowest_step[:] = [step_s, steps]
             snaps.after_step(time.perf_counter() - t0 - off_clock)
             steps += 1
         # The epoch end: this rank's metric (off the clock), then the allreduce every
@@ -160,11 +165,15 @@ def train(hvd, comm, spec, sampler_kind, task, seed, args, case):
         t3 = time.perf_counter()
         epochs.append(dict(samples=sum(len(b) for b in batches), steps=len(batches),
                            train_s=t1 - e_start, idle_s=t3 - t2,
+                           slowest_step_s=slowest_step[0], slowest_step=slowest_step[1],
+                           throughputs=getattr(sampler, "throughputs", None),
                            end=t3 - t0 - off_clock))
         if total[1] > 0:
             break
     wall = time.perf_counter() - t0 - off_clock
     method.finish()
+    engine = comm.gather(method.contributions() if hasattr(method, "contributions")
+                         else None, root=0)
     check = task.make_model(seed)
 
     def accuracy(flat):
@@ -180,7 +189,8 @@ def train(hvd, comm, spec, sampler_kind, task, seed, args, case):
     samples = comm.gather(sum(e["samples"] for e in epochs), root=0)
     return after_clock(comm, snaps, accuracy, steps, wall,
                        None if per_rank is None else
-                       {"epochs_per_rank": per_rank, "samples_per_s": sum(samples) / wall})
+                       {"epochs_per_rank": per_rank, "samples_per_s": sum(samples) / wall,
+                        "engine_per_rank": engine})
 
 
 def idle_share(rec, fast):

@@ -269,6 +269,17 @@ class Wagma(Horovod):
         if not self.lockstep:
             self.opt.join()
 
+    def contributions(self):
+        """This rank's engine statistics of the optimizer's streams: {stream: {rounds
+        entered, global rounds entered, passive joins, rounds left out as too stale,
+        rounds skipped}}."""
+        import horovod_wagma.torch as whvd
+        keys = ("rounds", "global_rounds", "passive_joins", "rounds_left_out",
+                "rounds_skipped")
+        name = self.opt.wagma_status().name + "."
+        return {k: {f: v[f] for f in keys} for k, v in whvd.stats().items()
+                if k.startswith(name)}
+
 
 # -- Keras --------------------------------------------------------------------------
 KERAS_UNSUPPORTED = ("outer",)   # torch only; Keras states: never | on_sync | quasi_global

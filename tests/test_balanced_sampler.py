@@ -6,6 +6,7 @@ import pytest
 
 from conftest import run_scenarios
 from horovod_wagma.common.balanced_shares import proportional_shares, share_bounds
+from horovod_wagma.common.step_clock import StepClock
 
 SCENARIOS = ["wagma", "drop_last", "horovod_unequal", "lbbsp", "epoch_mismatch"]
 BATCH = 8
@@ -148,3 +149,54 @@ def test_floor_keeps_a_very_slow_rank_fed():
 def test_share_bounds_are_contiguous():
     shares = [3, 5, 2]
     assert [share_bounds(shares, r) for r in range(3)] == [(0, 3), (3, 8), (8, 10)]
+
+
+def test_dead_band_gives_same_speed_ranks_equal_shares():
+    """Throughputs within the band of their median count as equal (one epoch's noise on
+    equal ranks, measured +-6%); a 2x straggler still gets its proportional share, and
+    the ranks around the median share the rest equally."""
+    noisy = [1331, 1265, 1277, 1217, 1286, 1179, 1204, 1229]
+    assert proportional_shares(8000, noisy, dead_band=0.1) == [1000] * 8
+    assert len(set(proportional_shares(8000, noisy, dead_band=0.0))) > 1
+    straggler = [640] + noisy[1:]
+    shares = proportional_shares(7500, straggler, dead_band=0.1)
+    ratio = 640 / ((1217 + 1229) / 2)  # to the median
+    assert abs(shares[0] - 7500 * ratio / (7 + ratio)) <= 1
+    assert len(set(shares[1:])) == 1 and sum(shares) == 7500
+    with pytest.raises(ValueError, match="dead_band"):
+        proportional_shares(100, [1, 1], dead_band=1.0)
+
+
+class FakeTime:
+    def __init__(self):
+        self.t = 0.0
+
+    def __call__(self):
+        return self.t
+
+
+def test_step_clock_counts_own_work_and_takes_out_waits():
+    """A cycle is start to start: the compute between steps plus a wait-free step
+    (WAGMA's) counts; a gradient-allreduce step's duration and a synchronize() between
+    steps do not; nested steps count once."""
+    now = FakeTime()
+    clock = StepClock(now)
+    for _ in range(3):  # 7 ms of compute, then a 3 ms WAGMA step
+        now.t += 0.007
+        clock.step_begin()
+        clock.step_begin()  # the wrapped optimizer's own step
+        now.t += 0.003
+        clock.step_end()
+        clock.step_end()
+    assert clock.steps() == 2 and clock.seconds_per_step() == pytest.approx(0.010)
+    assert not clock.synchronous
+    clock.reset()
+    assert clock.seconds_per_step() is None
+    for _ in range(3):  # 7 ms compute, a 4 ms synchronize(), a 50 ms allreduce step
+        now.t += 0.007
+        clock.add_wait(0.004)
+        now.t += 0.004
+        clock.step_begin(waits_for_others=True)
+        now.t += 0.050
+        clock.step_end()
+    assert clock.seconds_per_step() == pytest.approx(0.007) and clock.synchronous

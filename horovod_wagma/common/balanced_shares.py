@@ -10,9 +10,18 @@ Invariants (what BalancedDistributedSampler and its Keras counterpart rely on):
 - the result is a pure function of its arguments, so every rank computes the same
   shares from the same gathered throughputs;
 - weights that are not finite and positive mean "not measured": such a rank gets the
-  mean of the measured ones; with none measured, the shares are equal.
+  mean of the measured ones; with none measured, the shares are equal;
+- weights within ``dead_band`` (relative) of their median count as the median, so
+  ranks of the same hardware get equal shares: one epoch's measurement carries a few
+  percent of noise, and shares that follow it make the ranks idle at the epoch's end
+  for nothing.
 """
 import math
+
+# Throughputs within 10% of the median count as equal. Measured, P=8 on equal ranks
+# (bench/epoch_loop.py, homogeneous): one epoch's throughputs spread SPREAD_TBD around
+# their median; a persistent straggler (2x, 1.5x) lies far outside.
+DEFAULT_DEAD_BAND = 0.1
 
 
 def usable_weights(weights):
@@ -23,13 +32,24 @@ def usable_weights(weights):
     return [w if math.isfinite(w) and w > 0 else fill for w in weights]
 
 
-def proportional_shares(total, weights, min_fraction=0.25):
+def snapped_to_median(weights, dead_band):
+    """``weights`` with those within ``dead_band`` (relative) of the median replaced by
+    the median."""
+    ordered = sorted(weights)
+    n = len(ordered)
+    median = (ordered[(n - 1) // 2] + ordered[n // 2]) / 2.0
+    return [median if abs(w - median) <= dead_band * median else w for w in weights]
+
+
+def proportional_shares(total, weights, min_fraction=0.25, dead_band=0.0):
     """Integer shares of ``total`` samples, one per weight (see the invariants)."""
     if total < 0:
         raise ValueError(f"total must be >= 0, got {total}")
     if not 0.0 <= min_fraction <= 1.0:
         raise ValueError(f"min_share must be in [0, 1], got {min_fraction!r}")
-    weights = usable_weights(list(weights))
+    if not 0.0 <= dead_band < 1.0:
+        raise ValueError(f"dead_band must be in [0, 1), got {dead_band!r}")
+    weights = snapped_to_median(usable_weights(list(weights)), dead_band)
     n = len(weights)
     floor = min(total // n, int(min_fraction * total / n))
     pinned = set()  # ranks held at the floor

@@ -24,18 +24,20 @@ import math
 
 import torch
 
-from horovod_wagma.common.balanced_shares import proportional_shares, share_bounds
+from horovod_wagma.common.balanced_shares import DEFAULT_DEAD_BAND, proportional_shares, \
+    share_bounds
 from horovod_wagma.torch.epoch_shares import EpochShares
 
 
 class BalancedBatchSampler(EpochShares, torch.utils.data.Sampler):
     def __init__(self, dataset, batch_size, num_replicas=None, rank=None, shuffle=True,
-                 seed=0, drop_last=False, *, min_share=0.25):
+                 seed=0, drop_last=False, *, min_share=0.25,
+                 dead_band=DEFAULT_DEAD_BAND):
         """A ``batch_sampler`` for ``DataLoader`` (``DataLoader(dataset,
         batch_sampler=...)``): ``batch_size`` is the mean per-rank batch; the other
         arguments as ``BalancedDistributedSampler``'s."""
         EpochShares.__init__(self, dataset, num_replicas, rank, shuffle, seed, drop_last,
-                             min_share)
+                             min_share, dead_band)
         if int(batch_size) != batch_size or batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
         self.global_batch = int(batch_size) * self.num_replicas
@@ -57,7 +59,7 @@ class BalancedBatchSampler(EpochShares, torch.utils.data.Sampler):
         # Every rank needs a sample a step: the floor is at least 1.
         floor = max(self.min_share, 1.0 / (self.global_batch / self.num_replicas))
         self.batch_sizes = proportional_shares(self.global_batch, throughputs,
-                                               min(1.0, floor))
+                                               min(1.0, floor), self.dead_band)
 
     def __iter__(self):
         order = self._permutation(self.steps * self.global_batch)

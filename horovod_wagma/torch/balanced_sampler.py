@@ -10,7 +10,9 @@ requires for shuffling):
 - one global permutation (torch's: seed + epoch; padded or truncated exactly as
   DistributedSampler does to ``total_size``) is cut into contiguous shares
   proportional to the throughputs (common/balanced_shares.py: they sum to
-  ``total_size``, a floor of ``min_share`` of an equal share each);
+  ``total_size``, a floor of ``min_share`` of an equal share each; throughputs
+  within ``dead_band`` of their median count as equal, so that same-speed ranks are
+  not rebalanced by measurement noise);
 - with nothing measured yet (the first epoch) the shares are equal.
 
 So every sample is seen exactly once per epoch across ranks (plus torch's padding when
@@ -24,18 +26,22 @@ import math
 
 import torch
 
-from horovod_wagma.common.balanced_shares import proportional_shares, share_bounds
+from horovod_wagma.common.balanced_shares import DEFAULT_DEAD_BAND, proportional_shares, \
+    share_bounds
 from horovod_wagma.torch.epoch_shares import EpochShares
 
 
 class BalancedDistributedSampler(EpochShares, torch.utils.data.Sampler):
     def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0,
-                 drop_last=False, *, min_share=0.25):
+                 drop_last=False, *, min_share=0.25,
+                 dead_band=DEFAULT_DEAD_BAND):
         """As ``torch.utils.data.distributed.DistributedSampler`` (``num_replicas``
         and ``rank`` default to Horovod's size and rank), plus ``min_share``: the
-        floor of a rank's share as a fraction of an equal share, in [0, 1]."""
+        floor of a rank's share as a fraction of an equal share, in [0, 1]; and
+        ``dead_band``: throughputs within this fraction of their median count as
+        the median, in [0, 1)."""
         EpochShares.__init__(self, dataset, num_replicas, rank, shuffle, seed, drop_last,
-                             min_share)
+                             min_share, dead_band)
         n, p = len(dataset), self.num_replicas
         # torch's sizes: the same total on every rank, padded or truncated.
         equal = math.ceil((n - p) / p) if drop_last and n % p != 0 else math.ceil(n / p)
@@ -52,7 +58,8 @@ class BalancedDistributedSampler(EpochShares, torch.utils.data.Sampler):
         allgather: every rank calls it at the same epoch count) and deals epoch
         ``epoch``'s shares."""
         throughputs, synchronous = self._gather(epoch)
-        shares = proportional_shares(self.total_size, throughputs, self.min_share)
+        shares = proportional_shares(self.total_size, throughputs, self.min_share,
+                                     self.dead_band)
         if len(set(shares)) > 1 and synchronous:
             raise ValueError(
                 "BalancedDistributedSampler gives ranks unequal shares (throughputs "

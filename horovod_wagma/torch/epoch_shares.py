@@ -19,7 +19,8 @@ _instances = [0]  # samplers made in this process: names each one's allgather
 
 
 class EpochShares:
-    def __init__(self, dataset, num_replicas, rank, shuffle, seed, drop_last, min_share):
+    def __init__(self, dataset, num_replicas, rank, shuffle, seed, drop_last, min_share,
+                 dead_band):
         if num_replicas is None:
             num_replicas = _hvd.size()
         if rank is None:
@@ -29,9 +30,11 @@ class EpochShares:
                              f"[0, {num_replicas - 1}]")
         if not 0.0 <= min_share <= 1.0:
             raise ValueError(f"min_share must be in [0, 1], got {min_share!r}")
+        if not 0.0 <= dead_band < 1.0:
+            raise ValueError(f"dead_band must be in [0, 1), got {dead_band!r}")
         self.dataset, self.num_replicas, self.rank = dataset, num_replicas, rank
         self.shuffle, self.seed, self.drop_last = shuffle, seed, drop_last
-        self.min_share = min_share
+        self.min_share, self.dead_band = min_share, dead_band
         self.epoch = 0
         self.throughputs = None  # the last gathered ones, samples/s per rank
         self._clock = step_clock()

@@ -3,8 +3,9 @@
 ``torch.optim.optimizer.register_optimizer_step_pre_hook`` and ``_post_hook`` fire for
 every optimizer's ``step()``: the user's, Horovod's DistributedOptimizer and
 DistributedWagmaOptimizer alike (each wraps its parent's step, so the hooks nest;
-StepClock counts the depth). Horovod's ``synchronize()``, which its clipping recipe
-calls between steps, is timed and reported as a wait. Installed once per process, on
+StepClock counts the depth). A Horovod DistributedOptimizer's step waits for its
+allreduces, so its duration is a wait; its ``synchronize()``, which Horovod's clipping
+recipe calls between steps, is timed and reported as one too. Installed once per process, on
 first use.
 """
 import time
@@ -20,11 +21,10 @@ _clock = None
 def _begin(optimizer, clock):
     # Horovod's DistributedOptimizer copies its methods into a subclass of the user's
     # optimizer class, so it is recognised by its allreduce method, not by isinstance.
-    if hasattr(optimizer, "_allreduce_grad_async"):
-        clock.synchronous = True
-        if not getattr(optimizer, "_wagma_waits_timed", False):
-            _time_synchronize(optimizer, clock)
-    clock.step_begin()
+    synchronous = hasattr(optimizer, "_allreduce_grad_async")
+    if synchronous and not getattr(optimizer, "_wagma_waits_timed", False):
+        _time_synchronize(optimizer, clock)
+    clock.step_begin(waits_for_others=synchronous)
 
 
 def _time_synchronize(optimizer, clock):
