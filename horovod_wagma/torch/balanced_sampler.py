@@ -22,12 +22,10 @@ steps. DistributedWagmaOptimizer does not need equal steps; Horovod's own
 DistributedOptimizer does, and a set_epoch that would give it unequal shares raises a
 ValueError on every rank instead of leaving the ranks to hang in an allreduce.
 """
-import math
-
 import torch
 
-from horovod_wagma.common.balanced_shares import DEFAULT_DEAD_BAND, proportional_shares, \
-    share_bounds
+from horovod_wagma.common.balanced_shares import DEFAULT_DEAD_BAND, epoch_total, \
+    proportional_shares, share_bounds
 from horovod_wagma.torch.epoch_shares import EpochShares
 
 
@@ -42,11 +40,9 @@ class BalancedDistributedSampler(EpochShares, torch.utils.data.Sampler):
         the median, in [0, 1)."""
         EpochShares.__init__(self, dataset, num_replicas, rank, shuffle, seed, drop_last,
                              min_share, dead_band)
-        n, p = len(dataset), self.num_replicas
         # torch's sizes: the same total on every rank, padded or truncated.
-        equal = math.ceil((n - p) / p) if drop_last and n % p != 0 else math.ceil(n / p)
-        self.total_size = equal * p
-        self.shares = [equal] * p
+        self.total_size = epoch_total(len(dataset), self.num_replicas, drop_last)
+        self.shares = [self.total_size // self.num_replicas] * self.num_replicas
 
     @property
     def num_samples(self):

@@ -243,9 +243,9 @@ MUTANTS = [
          tests=[OPTIMIZER_CORE],
          bug="drift_correction=None leaves the correction off for optimizers with momentum"),
     dict(id="sampler-equal-shares", file="horovod_wagma/torch/balanced_sampler.py",
-         edits=[("proportional_shares(self.total_size, throughputs, self.min_share)",
+         edits=[("proportional_shares(self.total_size, throughputs, self.min_share,",
                  "proportional_shares(self.total_size, [1.0] * len(throughputs), "
-                 "self.min_share)")],
+                 "self.min_share,")],
          tests=[SAMPLER + "::test_shares_follow_the_injected_speeds_and_rebalance"],
          bug="the balanced sampler ignores the measured throughputs"),
     dict(id="lbbsp-unweighted", file="horovod_wagma/torch/balanced_batch_sampler.py",

@@ -1,6 +1,6 @@
 """BalancedDistributedSampler on real ranks, in the loop users write: set_epoch, a
 DataLoader, an optimizer step per batch, an allreduce of a metric at every epoch end.
-Each rank sleeps a known time per step (its injected speed). Usage: balanced_sampler.py
+Each rank takes a known time per step, its own step included (its injected speed). Usage: balanced_sampler.py
 SCENARIO... (common.run_scenarios)."""
 import sys
 import time
@@ -36,8 +36,12 @@ def epoch_loop(sampler, opt, model, loader, sleep_for, epochs):
     for epoch in range(epochs):
         sampler.set_epoch(epoch)
         seen = []
+        next_step = time.perf_counter() + sleep_for(epoch)
         for (x,) in loader:
-            time.sleep(sleep_for(epoch))  # this rank's compute
+            # This rank's device: one step per injected cycle, its optimizer step
+            # included (WAGMA's step is part of the cycle the sampler measures).
+            time.sleep(max(0.0, next_step - time.perf_counter()))
+            next_step = time.perf_counter() + sleep_for(epoch)
             seen += x.long().tolist()
             opt.zero_grad()
             model(x.float()[:, None]).pow(2).mean().backward()
