@@ -12,7 +12,8 @@ import pytest
 from conftest import run_scenarios
 
 pytestmark = [pytest.mark.ranks, pytest.mark.tf, pytest.mark.slow]
-SCENARIOS = ["fit", "eager", "uneven", "drift", "wa_fit_straggler"]
+SCENARIOS = ["fit", "eager", "uneven", "drift", "wa_fit_straggler", "balanced_horovod",
+             "balanced"]
 
 
 @pytest.fixture(scope="module")
@@ -99,3 +100,42 @@ def test_on_sync_state_and_drift_correction_remove_a_non_iid_bias(launch):
         # state "never": off.
         assert res["defaults"] == [0.25, 0.25, 0.0, 0.0], res
         assert "drift_correction" in res["adagrad_error"] and "Adagrad" in res["adagrad_error"]
+
+
+def _balanced_epochs_cover_every_sample_once(results, epochs, n=483):
+    for e in range(epochs):
+        shares = results[0]["epochs"][e]["shares"]
+        ids = [i for r in range(3) for i in results[r]["ids"][e]]
+        assert len(ids) == results[0]["total"] and set(ids) == set(range(n))
+        for r in range(3):
+            res = results[r]["epochs"][e]
+            assert res["shares"] == shares  # the same cut everywhere
+            assert len(results[r]["ids"][e]) == shares[r]
+            # Keras took this rank's own steps: len(sequence) batches of 8.
+            assert res["steps"] == res["length"] == -(-shares[r] // 8)
+        losses = [results[r]["epochs"][e]["loss"] for r in range(3)]
+        assert max(losses) - min(losses) < 1e-6  # MetricAverageCallback averaged
+
+
+def test_balanced_sequence_follows_speeds_in_fit(launch):
+    """BalancedSequence under DistributedWagmaOptimizer: every sample once per epoch,
+    Keras takes len(sequence) steps per rank, epoch 0 equal, then shares within one
+    batch of the injected speeds (rank 0 2x slower, then rank 1 from epoch 2)."""
+    results = launch.results("balanced")
+    _balanced_epochs_cover_every_sample_once(results, 4)
+    total = results[0]["total"]
+    assert len(set(results[0]["epochs"][0]["shares"])) == 1
+    for e, slow in ((1, 0), (2, 0), (3, 1)):
+        shares = results[0]["epochs"][e]["shares"]
+        for r in range(3):
+            want = total * (0.2 if r == slow else 0.4)  # weights 1/2, 1, 1
+            assert abs(shares[r] - want) <= 8, (e, shares, results[0]["epochs"][e])
+
+
+def test_balanced_sequence_keeps_equal_shares_for_horovods_optimizer(launch):
+    """With Horovod's DistributedOptimizer (equal steps needed) the shares stay equal
+    despite the slow rank, and fit finishes."""
+    results = launch.results("balanced_horovod")
+    _balanced_epochs_cover_every_sample_once(results, 2)
+    for e in range(2):
+        assert len(set(results[0]["epochs"][e]["shares"])) == 1

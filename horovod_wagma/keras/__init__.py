@@ -41,6 +41,7 @@ callbacks = sys.modules["horovod_wagma.keras.callbacks"]
 import horovod_wagma.keras.elastic  # noqa: E402,F401
 elastic = sys.modules["horovod_wagma.keras.elastic"]
 from horovod_wagma.keras.optimizer import DistributedWagmaOptimizer  # noqa: E402,F401
+from horovod_wagma.keras.balanced_sequence import BalancedSequence  # noqa: E402,F401
 from horovod_wagma.tensorflow.ops import (group_allreduce, group_allreduce_async,  # noqa: E402,F401
                                           group_process_set, init, join, poll, stats,
                                           synchronize)

@@ -38,6 +38,9 @@ from horovod_wagma.tensorflow import ops
 
 # "always" (state averaged with the model every step) is the PyTorch optimizer's only.
 STATE_MODES = ("never", "on_sync", "quasi_global")
+# Every Keras DistributedWagmaOptimizer's streams start with this (its engine stats
+# tell BalancedSequence whether WAGMA trains this rank's model).
+STREAM_PREFIX = "wagma.keras_optimizer"
 
 
 class _WagmaKerasMixin:
@@ -172,7 +175,7 @@ def DistributedWagmaOptimizer(optimizer, name=None, device_dense="", device_spar
         knobs.drift_correction, lambda: check_moment(optimizer),
         knobs.average_optimizer_state))
     core = OptimizerCore(knobs, ops._basics, process_set, FusionPlan(groups, num_groups),
-                         "wagma.keras_optimizer", name)
+                         STREAM_PREFIX, name)
     wrapped = wrapped_class(optimizer, _WagmaKerasMixin).from_config(optimizer.get_config())
     with tf.init_scope():
         round_var = tf.Variable(0, dtype=tf.int64, trainable=False, name="wagma_round")

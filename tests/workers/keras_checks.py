@@ -4,6 +4,7 @@ scenarios one launch runs (common.run_scenarios); each builds its own model and
 optimizer (so its own streams), from the same seed as a launch of its own would."""
 import os
 import sys
+import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
@@ -207,6 +208,88 @@ def drift():
     except ValueError as e:
         out["adagrad_error"] = str(e)
     return out
+
+
+BALANCED_N = 483  # 161 samples per rank when equal; batches of 8
+
+
+def cycle(epoch):
+    """Injected seconds per step: rank 0 2x slower for epochs 0-1, rank 1 from epoch 2."""
+    return 0.080 if rank == (0 if epoch < 2 else 1) else 0.040
+
+
+class PacedRecorder(tf.keras.callbacks.Callback):
+    """This rank's device (one step per injected cycle, the step included) and, per
+    epoch, the steps Keras took and the sequence's shares and length."""
+
+    def __init__(self, seq):
+        super().__init__()
+        self.seq, self.epochs = seq, []
+
+    def on_train_begin(self, logs=None):
+        self.seq.ids = [[]]  # not Keras's peek at batch 0 (its shapes), before training
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.epoch, self.steps = epoch, 0
+        self.next = time.perf_counter() + cycle(epoch)
+
+    def on_train_batch_begin(self, batch, logs=None):
+        time.sleep(max(0.0, self.next - time.perf_counter()))
+        self.next = time.perf_counter() + cycle(self.epoch)
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.steps += 1
+
+    def on_epoch_end(self, epoch, logs=None):
+        # Before the sequence's own on_epoch_end: this epoch's shares.
+        self.epochs.append(dict(steps=self.steps, length=len(self.seq),
+                                shares=list(self.seq.shares), loss=logs["loss"],
+                                throughputs=self.seq.throughputs))
+
+
+class RecordedSequence(hvd.BalancedSequence):
+    """Records the sample ids it hands to Keras (column 7 of x is id / 1000)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.ids = [[]]
+
+    def __getitem__(self, i):
+        x, y = super().__getitem__(i)
+        self.ids[-1] += np.rint(x[:, 7] * 1000).astype(int).tolist()
+        return x, y
+
+    def on_epoch_end(self):
+        super().on_epoch_end()
+        self.ids.append([])
+
+
+def balanced_fit(optimizer, epochs, **options):
+    x, y = data(0, BALANCED_N)  # one dataset, every rank the same (a sampler's setting)
+    x[:, 7] = np.arange(BALANCED_N) / 1000
+    seq = RecordedSequence(x, y, batch_size=8, seed=3, **options)
+    tf.random.set_seed(rank)
+    model = make_model()
+    model.compile(optimizer=optimizer,
+                  loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    recorder = PacedRecorder(seq)
+    model.fit(seq, epochs=epochs, verbose=0, callbacks=[
+        hvd.callbacks.MetricAverageCallback(), recorder])
+    return dict(epochs=recorder.epochs, ids=seq.ids[:epochs], total=seq.total_size)
+
+
+def balanced():
+    """BalancedSequence in model.fit with DistributedWagmaOptimizer's defaults and
+    MetricAverageCallback: 4 epochs, the slow rank moving after epoch 1."""
+    return balanced_fit(hvd.DistributedWagmaOptimizer(tf.keras.optimizers.SGD(0.05)), 4)
+
+
+def balanced_horovod():
+    """The same with Horovod's own DistributedOptimizer: equal shares, a finished fit.
+    No dead band: the ranks' measured cycles (all the slowest's, as Horovod's step
+    waits for it) differ by noise, so only recognising the optimizer keeps them equal."""
+    return balanced_fit(hvd.DistributedOptimizer(tf.keras.optimizers.SGD(0.05)), 2,
+                        dead_band=0.0)
 
 
 run_scenarios({name: globals()[name] for name in sys.argv[1:]}, sys.argv[1:])
