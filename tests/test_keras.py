@@ -139,3 +139,7 @@ def test_balanced_sequence_keeps_equal_shares_for_horovods_optimizer(launch):
     _balanced_epochs_cover_every_sample_once(results, 2)
     for e in range(2):
         assert len(set(results[0]["epochs"][e]["shares"])) == 1
+    # Recognised at epoch 0's end (the record is taken before it, so at epoch 1).
+    assert all(results[r]["epochs"][1]["equal_steps_needed"] is True for r in range(3))
+    wagma = launch.results("balanced")
+    assert all(wagma[r]["epochs"][1]["equal_steps_needed"] is False for r in range(3))

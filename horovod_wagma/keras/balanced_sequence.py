@@ -72,6 +72,9 @@ class BalancedSequence(tf.keras.utils.Sequence):
         self.total_size = epoch_total(self.n, num_replicas, drop_last)
         self.shares = [self.total_size // num_replicas] * num_replicas
         self.epoch = 0
+        # Whether the last epoch end found a rank trained without WAGMA (shares kept
+        # equal); None before the first.
+        self.equal_steps_needed = None
         self._clock = StepClock()
         name = f"wagma.balanced_sequence.{_instances[0]}"
         _instances[0] += 1
@@ -117,6 +120,7 @@ class BalancedSequence(tf.keras.utils.Sequence):
         self._clock.synchronous = self._clock.steps() > 0 and rounds == self._rounds
         self._rounds = rounds
         throughputs, synchronous = self._exchange.exchange(self.epoch)
+        self.equal_steps_needed = synchronous
         if synchronous:
             shares = [self.total_size // self.num_replicas] * self.num_replicas
         else:

@@ -244,7 +244,8 @@ class PacedRecorder(tf.keras.callbacks.Callback):
         # Before the sequence's own on_epoch_end: this epoch's shares.
         self.epochs.append(dict(steps=self.steps, length=len(self.seq),
                                 shares=list(self.seq.shares), loss=logs["loss"],
-                                throughputs=self.seq.throughputs))
+                                throughputs=self.seq.throughputs,
+                                equal_steps_needed=self.seq.equal_steps_needed))
 
 
 class RecordedSequence(hvd.BalancedSequence):
