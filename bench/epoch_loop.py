@@ -4,7 +4,7 @@ speed: a sampler per rank, ``set_epoch`` at every epoch, an optimizer step per b
 and at every epoch end a metric averaged through a Horovod allreduce (its wait on the
 clock, its compute off it), where every rank meets the others.
 
-    python bench/epoch_loop.py [--np 8] [--tasks mlp,cnn,seq]
+    python bench/epoch_loop.py [--np 8] [--framework torch|keras] [--tasks mlp,cnn,seq]
         [--cases persistent,mixed,noisy,homogeneous] [--seeds 3]
         [--methods horovod wagma wagma+balanced ...] [--epoch-samples 20000]
 
@@ -17,6 +17,10 @@ mixed (rank 0 3x, ranks 1-2 1.5x), noisy (persistent plus the paper's random noi
 2 ranks 40 ms late at every step), homogeneous. Reports time to target (of the
 rank-averaged model, bench/time_to_accuracy.py's snapshots), accuracy after equal
 epochs, aggregate samples/s and the fast ranks' idle share at epoch ends.
+
+``--framework keras`` runs the same loop as ``model.fit`` (bench/keras_epoch_loop.py):
+the mlp task; methods ``horovod``, ``wagma[:...]``, ``wagma[:...]+balanced``
+(horovod_wagma.keras.BalancedSequence).
 """
 import math
 import statistics
@@ -60,7 +64,8 @@ def parse_method(text):
 def parse_args(argv=None):
     p = harness.parser(__doc__, np=8, timeout=3600)
     harness.add_methods(p)
-    p.add_argument("--tasks", default="mlp,cnn,seq")
+    p.add_argument("--framework", choices=("torch", "keras"), default="torch")
+    p.add_argument("--tasks", help="default mlp,cnn,seq (Keras: mlp)")
     p.add_argument("--cases", default="persistent")
     harness.add_seeds(p)
     p.add_argument("--budget", type=float, default=12.0,
@@ -76,17 +81,25 @@ def parse_args(argv=None):
     p.add_argument("--num-delayed", type=int, default=2)
     harness.add_outputs(p, plot=False)
     args = p.parse_args(argv)
-    args.tasks = harness.choices(p, "--tasks", args.tasks, tuple(task_lib.TASKS))
+    args.tasks = harness.choices(p, "--tasks", args.tasks or (
+        "mlp" if args.framework == "keras" else "mlp,cnn,seq"), tuple(task_lib.TASKS))
     args.cases = harness.choices(p, "--cases", args.cases, CASES)
     args.methods = args.methods or ["horovod", "wagma", "wagma+balanced"]
     try:
         for m in args.methods:
-            parse_method(m)
+            spec, sampler = parse_method(m)
+            if args.framework == "keras" and (sampler == "lbbsp" or spec.split(":")[0]
+                                              not in ("horovod", "wagma")):
+                raise ValueError(f"{m!r}: Keras runs horovod, wagma[:...] and "
+                                 f"wagma[:...]+balanced")
     except ValueError as e:
         p.error(str(e))
+    if args.framework == "keras" and args.tasks != ["mlp"]:
+        p.error("--framework keras runs --tasks mlp only")
     if "horovod" not in args.methods:
         args.methods = ["horovod"] + args.methods
-    args.json = harness.output_path(args.json, "epoch_loop.json")
+    args.json = harness.output_path(args.json, ("keras_" if args.framework == "keras"
+                                                else "") + "epoch_loop.json")
     return args
 
 
@@ -247,9 +260,24 @@ def report(case, task_name, runs, methods, target, size):
 
 
 def run(args):
-    comm, rank, size, hvd = harness.torch_job()
+    if args.framework == "keras":
+        import keras_epoch_loop
+        from mpi4py import MPI
+        comm, k = MPI.COMM_WORLD, harness.start_keras()
+        rank, size = comm.Get_rank(), comm.Get_size()
+
+        def train_one(spec, sampler_kind, task, seed, case):
+            noise = noise_schedule(args, size, seed)[:, rank] if case == "noisy" else None
+            return keras_epoch_loop.train(
+                k, comm, spec, sampler_kind, task, seed, args,
+                speed_factors(case, size)[rank] * args.step_time, noise)
+    else:
+        comm, rank, size, hvd = harness.torch_job()
+
+        def train_one(spec, sampler_kind, task, seed, case):
+            return train(hvd, comm, spec, sampler_kind, task, seed, args, case)
     if rank == 0:
-        print(f"P={size}; methods {' '.join(args.methods)}; seeds {args.first_seed}.."
+        print(f"P={size}; {args.framework}; methods {' '.join(args.methods)}; seeds {args.first_seed}.."
               f"{args.first_seed + args.seeds - 1}; {args.epoch_samples} samples/epoch; "
               f"step {1e3 * args.step_time:g} ms", flush=True)
     started, results, all_runs = time.time(), {}, []
@@ -260,7 +288,7 @@ def run(args):
                 task = task_lib.TASKS[task_name](seed)
                 for m in harness.method_order(args.methods, seed):
                     spec, sampler_kind = parse_method(m)
-                    rec = train(hvd, comm, spec, sampler_kind, task, seed, args, case)
+                    rec = train_one(spec, sampler_kind, task, seed, case)
                     if rank == 0:
                         rec.update(method=m, seed=seed, task=task_name, case=case,
                                    target=task.target)
@@ -278,7 +306,6 @@ def run(args):
         print(f"\ntotal {time.time() - started:.0f} s")
         harness.write_json(args.json, harness.jsonable({
             "ranks": size, "args": vars(args), "results": results, "runs": all_runs}), 1)
-        print(f"wrote {args.json}")
     comm.Barrier()
     harness.stop_gloo()
 

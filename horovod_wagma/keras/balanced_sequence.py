@@ -81,7 +81,7 @@ class BalancedSequence(tf.keras.utils.Sequence):
         self._exchange = ThroughputExchange(
             "BalancedSequence.on_epoch_end", self._clock,
             lambda row: _hvd.allgather(tf.constant(row), name=name).numpy())
-        self._indices = self._epoch_indices()
+        self.indices = self._epoch_indices()  # this rank's share of the epoch
         self._rounds = _optimizer_rounds()
 
     @property
@@ -99,13 +99,13 @@ class BalancedSequence(tf.keras.utils.Sequence):
                           dtype=np.int64)
 
     def __len__(self):
-        return math.ceil(len(self._indices) / self.batch_size)
+        return math.ceil(len(self.indices) / self.batch_size)
 
     def __getitem__(self, i):
         # One batch asked for, one step's cycle: start-to-start intervals.
         self._clock.step_begin()
         self._clock.step_end()
-        idx = self._indices[i * self.batch_size:(i + 1) * self.batch_size]
+        idx = self.indices[i * self.batch_size:(i + 1) * self.batch_size]
         self._exchange.count(len(idx))
         if self.y is None:
             return _take(self.x, idx)
@@ -128,7 +128,7 @@ class BalancedSequence(tf.keras.utils.Sequence):
                                          self.dead_band)
         self.epoch += 1
         self.shares = shares
-        self._indices = self._epoch_indices()
+        self.indices = self._epoch_indices()
 
 
 def _optimizer_rounds():

@@ -1,0 +1,152 @@
+"""The epoch loop in Keras (bench/epoch_loop.py --framework keras): ``model.fit`` over
+a Sequence, the rank's compute injected per batch, and at every epoch end
+MetricAverageCallback, where every rank meets the others. The data: torch's
+DistributedSampler's equal shards (as a Horovod Keras user shards by rank), or
+horovod_wagma.keras.BalancedSequence (``+balanced``). The mlp task only, Keras 2.
+"""
+import itertools
+import time
+
+import harness
+import methods as registry
+from time_to_accuracy import Snapshots, after_clock
+
+_runs = itertools.count()  # names each run's model (Horovod names collectives by it)
+
+
+class EqualShards:
+    """A Keras Sequence of equal contiguous shards of each epoch's permutation (torch's
+    DistributedSampler's cut: numpy's RandomState(seed + epoch), padded to a multiple
+    of the ranks)."""
+
+    def __new__(cls, tf, np, x, y, batch, seed, rank, size):
+        from horovod_wagma.common.balanced_shares import epoch_total, padded
+
+        class Shards(tf.keras.utils.Sequence):
+            def __init__(self):
+                super().__init__()
+                self.epoch = 0
+                self._cut()
+
+            def _cut(self):
+                total = epoch_total(len(y), size, False)
+                order = padded(np.random.RandomState(seed + self.epoch)
+                               .permutation(len(y)).tolist(), total)
+                self.indices = np.asarray(order[rank * total // size:(rank + 1) * total // size])
+
+            def __len__(self):
+                return -(-len(self.indices) // batch)
+
+            def __getitem__(self, i):
+                b = self.indices[i * batch:(i + 1) * batch]
+                return x[b], y[b]
+
+            def on_epoch_end(self):
+                self.epoch += 1
+                self._cut()
+        return Shards()
+
+
+def train(k, comm, spec, sampler_kind, task, seed, args, factor, noise):
+    """One method, one seed, as epoch_loop.train; ``factor``: this rank's seconds of
+    compute per batch, ``noise``: its extra seconds per step (or None)."""
+    tf, np = k.tf, k.np
+    rank, size = comm.Get_rank(), comm.Get_size()
+    model = harness.keras_mlp(tf, f"e{next(_runs)}_s{seed}", seed, task.DIM,
+                              [("h1", 128), ("h2", 128), ("out", task.num_classes)])
+    k.hvd_tf.broadcast_variables(model.variables, root_rank=0)
+    opt, lockstep, _ = registry.build_keras(
+        spec, tf.keras.optimizers.SGD(learning_rate=task.lr, momentum=task.momentum),
+        k.hvd, k.hvd_keras, args.tau)
+    model.compile(optimizer=opt,
+                  loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    pool = np.random.default_rng((seed, 11)).choice(
+        len(task.y_train), size=min(args.epoch_samples, len(task.y_train)), replace=False)
+    x, y = task.x_train.numpy()[pool], np.asarray(task.y_train)[pool]
+    seq = k.hvd.BalancedSequence(x, y, task.batch, seed=seed) if sampler_kind == "balanced" \
+        else EqualShards(tf, np, x, y, task.batch, seed, rank, size)
+    weights = model.trainable_variables
+    sizes = [int(np.prod(v.shape)) for v in weights]
+    snaps = Snapshots(lambda out: np.concatenate([v.numpy().ravel() for v in weights],
+                                                 out=out),
+                      sum(sizes), args.interval, args.budget + 30.0)
+    clock = _EpochLoopClock(tf, comm, k.hvd_tf, snaps, seq, factor, noise, args.budget)
+    model.fit(seq, epochs=10 ** 6, shuffle=False, verbose=0,
+              callbacks=[clock, k.hvd.callbacks.MetricAverageCallback(), clock.epoch_end])
+    if not lockstep:
+        opt.join()
+    x_test, y_test = task.x_test.numpy(), np.asarray(task.y_test)
+
+    def accuracy(flat):
+        for v, part in zip(weights, np.split(flat, np.cumsum(sizes)[:-1])):
+            v.assign(part.reshape(v.shape))
+        pred = np.argmax(model(x_test, training=False).numpy(), 1)
+        return 100.0 * float(np.mean(pred == y_test))
+    from mpi4py import MPI
+    snaps.slots = min(snaps.slots, comm.allreduce(int(clock.wall / args.interval) + 1,
+                                                  op=MPI.MAX))
+    snaps.store = snaps.store[:snaps.slots + 1]
+    per_rank = comm.gather(clock.epochs, root=0)
+    samples = comm.gather(sum(e["samples"] for e in clock.epochs), root=0)
+    return after_clock(comm, snaps, accuracy, clock.steps, clock.wall,
+                       None if per_rank is None else
+                       {"epochs_per_rank": per_rank, "samples_per_s": sum(samples) /
+                        clock.wall, "engine_per_rank": None})
+
+
+class _EpochLoopClock:
+    """The run's clock as Keras callbacks: it starts after the first step (Keras traces
+    its train function there) and a barrier; per batch the injected compute and the
+    snapshots; at the epoch end (``epoch_end``, after MetricAverageCallback) the
+    budget, agreed through a Horovod allreduce, and the epoch's record."""
+
+    def __new__(cls, tf, comm, hvd_tf, snaps, seq, factor, noise, budget):
+        class Clock(tf.keras.callbacks.Callback):
+            def __init__(self):
+                super().__init__()
+                self.t0, self.steps, self.epochs, self.wall = None, 0, [], 0.0
+                self.epoch_end = EpochEnd(self)
+
+            def now(self):
+                return time.perf_counter() - self.t0
+
+            def on_epoch_begin(self, epoch, logs=None):
+                self.e_start, self.samples, self.batches = None, 0, 0
+
+            def on_train_batch_begin(self, batch, logs=None):
+                if self.t0 is not None:
+                    snaps.before_step()
+                time.sleep(factor + (noise[self.steps % len(noise)]
+                                     if noise is not None else 0.0))
+
+            def on_train_batch_end(self, batch, logs=None):
+                if self.t0 is None:
+                    comm.Barrier()  # the first step (and Keras' tracing) off the clock
+                    self.t0 = time.perf_counter()
+                else:
+                    snaps.after_step(self.now())
+                if self.e_start is None:
+                    self.e_start = self.now()
+                self.steps += 1
+                self.batches += 1
+                self.last = self.now()
+
+        class EpochEnd(tf.keras.callbacks.Callback):
+            def __init__(self, clock):
+                super().__init__()
+                self.clock = clock
+
+            def on_epoch_end(self, epoch, logs=None):
+                c = self.clock
+                past = c.now() >= budget
+                total = hvd_tf.allreduce(tf.constant([float(past)], tf.float64),
+                                         op=hvd_tf.Sum, name="epoch_loop.budget")
+                end = c.now()
+                c.epochs.append(dict(samples=len(seq.indices),
+                                     steps=c.batches, train_s=c.last - c.e_start,
+                                     idle_s=end - c.last, end=end,
+                                     throughputs=getattr(seq, "throughputs", None)))
+                c.wall = end
+                if float(total.numpy()[0]) > 0:
+                    self.model.stop_training = True
+        return Clock()
