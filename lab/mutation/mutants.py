@@ -24,6 +24,7 @@ FP16 = OPTIMIZER + "::test_fp16_replaces_at_global_rounds_and_corrects_at_group_
 HOST_KILLED = "tests/test_elastic.py::test_host_killed_survivors_go_on_without_rollback"
 HOST_ADDED = "tests/test_elastic.py::test_host_added_starts_from_the_survivors_average"
 SAMPLER = "tests/test_balanced_sampler.py"
+KERAS = "tests/test_keras.py"
 
 POLICY = "cpp_ops/engine/round_policy.cc"
 ROUNDS = "cpp_ops/engine/engine_rounds.cc"
@@ -260,4 +261,17 @@ MUTANTS = [
                 "give_the_mean_gradient"],
          bug="a synchronize() wait between steps counts as compute, so every rank looks "
              "as slow as the slowest"),
+    dict(id="keras-sequence-equal-shares", file="horovod_wagma/keras/balanced_sequence.py",
+         edits=[("proportional_shares(self.total_size, throughputs, self.min_share,",
+                 "proportional_shares(self.total_size, [1.0] * len(throughputs), "
+                 "self.min_share,")],
+         tests=[KERAS + "::test_balanced_sequence_follows_speeds_in_fit"],
+         bug="Keras's BalancedSequence ignores the measured throughputs"),
+    dict(id="keras-sequence-ignores-optimizer",
+         file="horovod_wagma/keras/balanced_sequence.py",
+         edits=[("self._clock.synchronous = self._clock.steps() > 0 and rounds == "
+                 "self._rounds", "self._clock.synchronous = False")],
+         tests=[KERAS + "::test_balanced_sequence_keeps_equal_shares_for_horovods_optimizer"],
+         bug="BalancedSequence cuts unequal shares under Horovod's optimizer, whose ranks "
+             "then wait in an allreduce that some never call"),
 ]
