@@ -192,11 +192,15 @@ def train(hvd, comm, spec, sampler_kind, task, seed, args, case):
     def accuracy(flat):
         vector_to_parameters(torch.from_numpy(flat), check.parameters())
         return task.accuracy(check)
+    return run_record(comm, snaps, accuracy, steps, wall, epochs, engine, args.interval)
+
+
+def run_record(comm, snaps, accuracy, steps, wall, epochs, engine, interval):
+    """Off the clock: the run's curve, pace and per-epoch records, on rank 0."""
     # Snapshots were sized for the longest run; keep the slots up to the slowest
     # rank's end (the same count everywhere: their average is an allreduce).
     from mpi4py import MPI
-    snaps.slots = min(snaps.slots, comm.allreduce(int(wall / args.interval) + 1,
-                                                  op=MPI.MAX))
+    snaps.slots = min(snaps.slots, comm.allreduce(int(wall / interval) + 1, op=MPI.MAX))
     snaps.store = snaps.store[:snaps.slots + 1]
     per_rank = comm.gather(epochs, root=0)
     samples = comm.gather(sum(e["samples"] for e in epochs), root=0)

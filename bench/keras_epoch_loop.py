@@ -7,9 +7,8 @@ horovod_wagma.keras.BalancedSequence (``+balanced``). The mlp task only, Keras 2
 import itertools
 import time
 
-import harness
-import methods as registry
-from time_to_accuracy import Snapshots, after_clock
+from epoch_loop import run_record
+from time_to_accuracy import Snapshots, keras_accuracy, keras_flatten, keras_mlp_and_optimizer
 
 _runs = itertools.count()  # names each run's model (Horovod names collectives by it)
 
@@ -52,12 +51,8 @@ def train(k, comm, spec, sampler_kind, task, seed, args, factor, noise):
     compute per batch, ``noise``: its extra seconds per step (or None)."""
     tf, np = k.tf, k.np
     rank, size = comm.Get_rank(), comm.Get_size()
-    model = harness.keras_mlp(tf, f"e{next(_runs)}_s{seed}", seed, task.DIM,
-                              [("h1", 128), ("h2", 128), ("out", task.num_classes)])
-    k.hvd_tf.broadcast_variables(model.variables, root_rank=0)
-    opt, lockstep, _ = registry.build_keras(
-        spec, tf.keras.optimizers.SGD(learning_rate=task.lr, momentum=task.momentum),
-        k.hvd, k.hvd_keras, args.tau)
+    model, (opt, lockstep, _) = keras_mlp_and_optimizer(k, f"e{next(_runs)}_s{seed}", spec,
+                                                        task, seed, args.tau)
     model.compile(optimizer=opt,
                   loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     pool = np.random.default_rng((seed, 11)).choice(
@@ -65,33 +60,14 @@ def train(k, comm, spec, sampler_kind, task, seed, args, factor, noise):
     x, y = task.x_train.numpy()[pool], np.asarray(task.y_train)[pool]
     seq = k.hvd.BalancedSequence(x, y, task.batch, seed=seed) if sampler_kind == "balanced" \
         else EqualShards(tf, np, x, y, task.batch, seed, rank, size)
-    weights = model.trainable_variables
-    sizes = [int(np.prod(v.shape)) for v in weights]
-    snaps = Snapshots(lambda out: np.concatenate([v.numpy().ravel() for v in weights],
-                                                 out=out),
-                      sum(sizes), args.interval, args.budget + 30.0)
+    snaps = Snapshots(*keras_flatten(k, model), args.interval, args.budget + 30.0)
     clock = _EpochLoopClock(tf, comm, k.hvd_tf, snaps, seq, factor, noise, args.budget)
     model.fit(seq, epochs=10 ** 6, shuffle=False, verbose=0,
               callbacks=[clock, k.hvd.callbacks.MetricAverageCallback(), clock.epoch_end])
     if not lockstep:
         opt.join()
-    x_test, y_test = task.x_test.numpy(), np.asarray(task.y_test)
-
-    def accuracy(flat):
-        for v, part in zip(weights, np.split(flat, np.cumsum(sizes)[:-1])):
-            v.assign(part.reshape(v.shape))
-        pred = np.argmax(model(x_test, training=False).numpy(), 1)
-        return 100.0 * float(np.mean(pred == y_test))
-    from mpi4py import MPI
-    snaps.slots = min(snaps.slots, comm.allreduce(int(clock.wall / args.interval) + 1,
-                                                  op=MPI.MAX))
-    snaps.store = snaps.store[:snaps.slots + 1]
-    per_rank = comm.gather(clock.epochs, root=0)
-    samples = comm.gather(sum(e["samples"] for e in clock.epochs), root=0)
-    return after_clock(comm, snaps, accuracy, clock.steps, clock.wall,
-                       None if per_rank is None else
-                       {"epochs_per_rank": per_rank, "samples_per_s": sum(samples) /
-                        clock.wall, "engine_per_rank": None})
+    return run_record(comm, snaps, keras_accuracy(k, model, task), clock.steps, clock.wall,
+                      clock.epochs, None, args.interval)
 
 
 class _EpochLoopClock:

@@ -262,12 +262,8 @@ class Keras:
     def train(self, spec, j, task, seed, args, run):
         k, comm, rank = self.k, run["comm"], run["rank"]
         tf, np = k.tf, k.np
-        model = harness.keras_mlp(tf, f"m{j}_s{seed}", seed, task.DIM,
-                                  [("h1", 128), ("h2", 128), ("out", task.num_classes)])
-        k.hvd_tf.broadcast_variables(model.variables, root_rank=0)
-        opt, lockstep, synced = registry.build_keras(
-            spec, tf.keras.optimizers.SGD(learning_rate=task.lr, momentum=task.momentum),
-            k.hvd, k.hvd_keras, args.tau)
+        model, (opt, lockstep, synced) = keras_mlp_and_optimizer(k, f"m{j}_s{seed}", spec,
+                                                                 task, seed, args.tau)
         weights = model.trainable_variables
         loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 
@@ -279,12 +275,9 @@ class Keras:
             opt.minimize(loss, weights, tape=tape)
 
         step.get_concrete_function()   # traced (slots created) outside the clock
-        sizes = [int(np.prod(v.shape)) for v in weights]
         sched, batches = run["sched"], run["batches"]
         x, y = task.x_train.numpy(), task.y_train
-        snaps = Snapshots(lambda out: np.concatenate([v.numpy().ravel() for v in weights],
-                                                     out=out),
-                          sum(sizes), args.interval, run["budget"])
+        snaps = Snapshots(*keras_flatten(k, model), args.interval, run["budget"])
 
         def one_step(i):
             b = batches[i % len(batches)]
@@ -300,17 +293,45 @@ class Keras:
                                   evaluation)
         if not lockstep:
             opt.join()
-        x_test, y_test = task.x_test.numpy(), task.y_test.numpy()
-
-        def accuracy(flat):
-            for v, part in zip(weights, np.split(flat, np.cumsum(sizes)[:-1])):
-                v.assign(part.reshape(v.shape))
-            pred = np.argmax(model(x_test, training=False).numpy(), 1)
-            return 100.0 * float(np.mean(pred == y_test))
-        return after_clock(comm, snaps, accuracy, steps, wall)
+        return after_clock(comm, snaps, keras_accuracy(k, model, task), steps, wall)
 
     def batches(self, task, rank, size, data, rows, seed):
         return [b.numpy() for b in task.batches(rank, size, data, rows, seed)]
+
+
+def keras_flatten(k, model):
+    """(flatten, numel) of a Keras model's trainable weights, for Snapshots."""
+    np, weights = k.np, model.trainable_variables
+    return (lambda out: np.concatenate([v.numpy().ravel() for v in weights], out=out),
+            sum(int(np.prod(v.shape)) for v in weights))
+
+
+def keras_mlp_and_optimizer(k, name, spec, task, seed, tau):
+    """(model, registry.build_keras's (optimizer, lockstep, synced)): the mlp task's
+    MLP named ``name`` (equal on every rank), rank 0's weights broadcast, and the
+    method ``spec`` around SGD with the task's learning rate and momentum."""
+    tf = k.tf
+    model = harness.keras_mlp(tf, name, seed, task.DIM,
+                              [("h1", 128), ("h2", 128), ("out", task.num_classes)])
+    k.hvd_tf.broadcast_variables(model.variables, root_rank=0)
+    return model, registry.build_keras(
+        spec, tf.keras.optimizers.SGD(learning_rate=task.lr, momentum=task.momentum),
+        k.hvd, k.hvd_keras, tau)
+
+
+def keras_accuracy(k, model, task):
+    """accuracy(flat): the test accuracy (%) of ``model`` with its trainable weights
+    set from the flat vector (a Snapshots row)."""
+    np, weights = k.np, model.trainable_variables
+    sizes = [int(np.prod(v.shape)) for v in weights]
+    x_test, y_test = task.x_test.numpy(), np.asarray(task.y_test)
+
+    def accuracy(flat):
+        for v, part in zip(weights, np.split(flat, np.cumsum(sizes)[:-1])):
+            v.assign(part.reshape(v.shape))
+        pred = np.argmax(model(x_test, training=False).numpy(), 1)
+        return 100.0 * float(np.mean(pred == y_test))
+    return accuracy
 
 
 # -- analysis -------------------------------------------------------------------------
