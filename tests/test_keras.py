@@ -134,12 +134,17 @@ def test_balanced_sequence_follows_speeds_in_fit(launch):
 
 def test_balanced_sequence_keeps_equal_shares_for_horovods_optimizer(launch):
     """With Horovod's DistributedOptimizer (equal steps needed) the shares stay equal
-    despite the slow rank, and fit finishes."""
+    despite the slow rank, and fit finishes; bad arguments are clear errors."""
     results = launch.results("balanced_horovod")
     _balanced_epochs_cover_every_sample_once(results, 2)
     for e in range(2):
         assert len(set(results[0]["epochs"][e]["shares"])) == 1
     # Recognised at epoch 0's end (the record is taken before it, so at epoch 1).
     assert all(results[r]["epochs"][1]["equal_steps_needed"] is True for r in range(3))
+    for res in results.values():  # bad input: a clear error on every rank
+        batch, lengths, rank, band = res["bad_input"]
+        assert "batch_size must be a positive int" in batch
+        assert "x has 10 samples but y has 9" in lengths
+        assert "Invalid rank 3" in rank and "dead_band must be in [0, 1)" in band
     wagma = launch.results("balanced")
     assert all(wagma[r]["epochs"][1]["equal_steps_needed"] is False for r in range(3))

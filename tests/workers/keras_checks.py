@@ -12,7 +12,7 @@ import horovod_wagma.keras as hvd  # noqa: E402  (before TensorFlow: Keras 2)
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from common import run_scenarios  # noqa: E402
+from common import error, run_scenarios  # noqa: E402
 from world import world  # noqa: E402
 
 hvd.init()
@@ -289,8 +289,14 @@ def balanced_horovod():
     """The same with Horovod's own DistributedOptimizer: equal shares, a finished fit.
     No dead band: the ranks' measured cycles (all the slowest's, as Horovod's step
     waits for it) differ by noise, so only recognising the optimizer keeps them equal."""
-    return balanced_fit(hvd.DistributedOptimizer(tf.keras.optimizers.SGD(0.05)), 2,
-                        dead_band=0.0)
+    out = balanced_fit(hvd.DistributedOptimizer(tf.keras.optimizers.SGD(0.05)), 2,
+                       dead_band=0.0)
+    x, y = data(0, 10)
+    out["bad_input"] = [error(lambda: hvd.BalancedSequence(x, y, 0)),
+                        error(lambda: hvd.BalancedSequence(x, y[:9], 4)),
+                        error(lambda: hvd.BalancedSequence(x, y, 4, rank=size)),
+                        error(lambda: hvd.BalancedSequence(x, y, 4, dead_band=1.0))]
+    return out
 
 
 run_scenarios({name: globals()[name] for name in sys.argv[1:]}, sys.argv[1:])
