@@ -46,12 +46,15 @@ engine-unit-test:
 	$(UNIT_CXX) cpp_ops/engine/registration_book.cc cpp_ops/engine/stream_spec.cc \
 		cpp_ops/engine/data_type.cc cpp_ops/engine/tests/registration_book_test.cc \
 		-o build/registration_book_test
+	$(UNIT_CXX) cpp_ops/engine/join_coordinator.cc cpp_ops/engine/tests/join_coordinator_test.cc \
+		-o build/join_coordinator_test
 	build/round_policy_test
 	build/handle_table_test
 	build/majority_rule_test
 	build/peer_liveness_test
 	build/engine_settings_test
 	build/registration_book_test
+	build/join_coordinator_test
 
 # Plants each bug of lab/mutation/mutants.py in a scratch copy, one at a time, and runs
 # the tests that should catch it; prints the report (docs/mutation.md). About 20 min.

@@ -10,6 +10,7 @@
 //  kGoodbye   any -> all       the sender's engine shut down without join(): the
 //                              last round of each stream it joined (LastRounds)
 //  kJoined    any -> all       the sender called join(): activate it for every round;
+//                              round carries the join's generation (JoinCoordinator);
 //                              the last round its app entered per stream (LastRounds)
 //  kAllJoined registrar -> all every rank has joined; stream_id carries the last one
 //                              (or -(r + 1) when rank r left instead); LastRounds

@@ -298,7 +298,7 @@ bool Engine::PollControl() {
         OnGoodbye(msg.source, msg.payload);
         break;
       case ControlKind::kJoined:
-        OnJoined(msg.source, msg.payload);
+        OnJoined(msg.source, msg.round, msg.payload);  // round: the join's generation
         break;
       case ControlKind::kAllJoined:
         OnAllJoined(msg.stream_id, msg.payload);

@@ -176,7 +176,7 @@ class Engine {
   // Marks `peer` lost (`how`: why); outside elastic, fails the rounds that need it.
   void LosePeer(int peer, const std::string& how);
   void StartJoin();
-  void OnJoined(int source, const std::string& payload);
+  void OnJoined(int source, int64_t generation, const std::string& payload);
   void OnAllJoined(int last_rank, const std::string& payload);
   // Registrar: rejects streams whose round 0 waits for a rank that joined or left.
   void RejectUnreachableRegistrations();

@@ -259,13 +259,23 @@ void Engine::StartJoin() {
     if (s.id >= 0) last_round[s.id] = s.next_app_round - 1;
   }
   const std::string payload = PackLastRounds(last_round);
+  const int64_t generation = joins_.generation();
   for (int r = 0; r < size_; ++r) {
-    if (r != rank_) SendControl(r, ControlKind::kJoined, -1, 0, payload);
+    if (r != rank_) SendControl(r, ControlKind::kJoined, -1, generation, payload);
   }
-  OnJoined(rank_, payload);
+  OnJoined(rank_, generation, payload);
 }
 
-void Engine::OnJoined(int source, const std::string& payload) {
+void Engine::OnJoined(int source, int64_t generation, const std::string& payload) {
+  switch (joins_.Classify(generation)) {
+    case JoinCoordinator::Notice::kStale:
+      return;  // "all joined" overtook it: that join is over here
+    case JoinCoordinator::Notice::kEarly:
+      joins_.Defer(source, payload);  // the next join; this one has not ended here yet
+      return;
+    case JoinCoordinator::Notice::kCurrent:
+      break;
+  }
   if (source != rank_) {
     roster_.MarkJoined(source);
     // Rounds this rank is in that activated nobody (global rounds, rounds without
@@ -315,6 +325,10 @@ void Engine::OnAllJoined(int last_rank, const std::string& payload) {
   } else {
     join_slot_.Finish(-1, "rank " + std::to_string(-last_rank - 1) +
                               " left without join() while other ranks were joining");
+  }
+  // Ranks already in the next join: now they count as joined here.
+  for (const auto& early : joins_.TakeEarly()) {
+    OnJoined(early.first, joins_.generation(), early.second);
   }
 }
 

@@ -15,9 +15,15 @@ bool JoinCoordinator::Record(int rank, const std::map<int, int64_t>& last_rounds
 }
 
 void JoinCoordinator::Reset() {
+  ++generation_;
   self_joined_ = false;
   order_.clear();
   last_rounds_.clear();
+}
+
+JoinCoordinator::Notice JoinCoordinator::Classify(int64_t generation) const {
+  if (generation < generation_) return Notice::kStale;
+  return generation == generation_ ? Notice::kCurrent : Notice::kEarly;
 }
 
 }  // namespace wagma

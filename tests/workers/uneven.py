@@ -3,8 +3,11 @@ serving every round with its final value until all have joined, with no hang and
 error. Without wait-avoidance the results are deterministic, so every rank reports
 its inputs and outputs and the test replays the exact expected values.
 
-Usage: uneven.py SCENARIO... with scenarios "op" and "optimizer" (own streams each)."""
+Usage: uneven.py SCENARIO... with scenarios "op", "optimizer" and "repeated_joins"
+(own streams each)."""
+import random
 import sys
+import time
 
 import numpy as np
 import torch
@@ -52,4 +55,30 @@ def optimizer():
                 finite=bool(np.isfinite(flat.numpy()).all()))
 
 
-run_scenarios({"op": op, "optimizer": optimizer}, sys.argv[1:])
+def repeated_joins(cycles=150):
+    """A join() after every few blocking global rounds, each cycle on a new stream (as a
+    new optimizer after each epoch's join), with random jitter of up to 2 ms so that
+    the notices of one join and the end of the last one cross. Every round is exact
+    and no rank's engine joins a blocking round in its app's place. Returns the cycles
+    whose average was wrong and the passive joins per cycle where any."""
+    rng = random.Random(rank)
+    expected = torch.full((16,), (size - 1) / 2, dtype=torch.float64)
+    wrong, passive = [], {}
+    for c in range(cycles):
+        x = torch.full((16,), float(rank), dtype=torch.float64)
+        for _ in range(3):
+            time.sleep(rng.uniform(0, 0.002))
+            y = hvd.group_allreduce(x, name=f"cycle{c}", sync_period=1,
+                                    global_rounds="blocking")
+            if not torch.equal(y, expected):
+                wrong.append(c)
+        joined_for_me = hvd.stats(f"cycle{c}")["passive_joins"]
+        if joined_for_me:
+            passive[c] = joined_for_me
+        time.sleep(rng.uniform(0, 0.001))
+        hvd.join()
+    return dict(wrong=wrong, passive=passive)
+
+
+run_scenarios({"op": op, "optimizer": optimizer, "repeated_joins": repeated_joins},
+              sys.argv[1:])
