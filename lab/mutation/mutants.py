@@ -274,4 +274,9 @@ MUTANTS = [
          tests=[KERAS + "::test_balanced_sequence_keeps_equal_shares_for_horovods_optimizer"],
          bug="BalancedSequence cuts unequal shares under Horovod's optimizer, whose ranks "
              "then wait in an allreduce that some never call"),
+    dict(id="stale-join-notice-counts", file="cpp_ops/engine/join_coordinator.cc",
+         edits=[("  if (generation < generation_) return Notice::kStale;\n", "")],
+         tests=["tests/test_uneven.py::test_repeated_joins_leave_blocking_rounds_exact"],
+         bug="a join notice overtaken by the end of its join marks the rank joined for "
+             "good: its published data stands in for it in blocking rounds"),
 ]
