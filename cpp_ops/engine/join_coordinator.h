@@ -51,7 +51,7 @@ class JoinCoordinator {
   Notice Classify(int64_t generation) const;
   // An early notice, to hand back once the current join has ended here.
   void Defer(int rank, std::string payload) { early_.emplace_back(rank, std::move(payload)); }
-  std::vector<std::pair<int, std::string>> TakeEarly() { return std::move(early_); }
+  std::vector<std::pair<int, std::string>> TakeEarly() { return std::exchange(early_, {}); }
 
  private:
   int64_t generation_ = 0;
