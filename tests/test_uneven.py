@@ -71,7 +71,7 @@ def test_optimizer_join_with_uneven_batches(launch):
 def test_repeated_joins_leave_blocking_rounds_exact(launch):
     """150 joins, each after 3 blocking global rounds of a new stream: a rank's notice
     that it joined, arriving after the registrar's "all joined" had ended that join,
-    once marked it joined for good (about once in 30-130 joins over Gloo before the
+    once marked it joined for good (within 3-128 joins over Gloo, 3 of 3 runs, before the
     joins were numbered), and its published data then stood in for its contributions:
     averages of 2/3 instead of 1 at P=3."""
     res = launch.results("repeated_joins")
