@@ -86,9 +86,12 @@ def left_out_trajectory(x0, phases, sync_period, rounds, away, collects, deltas,
     of the included contributions s / g; an active rank (c = x) gets m, or with 'paper'
     at a group round (s + x) / (g + 1); the away rank, included: fresh m + (x - c) / g,
     local m + (x - c), paper (s + x) / (g + 1); left out: fresh and paper
-    (s + x) / (g + 1) (x joins as one more member), local m + (x - c)."""
+    (s + x) / (g + 1) (x joins as one more member), local m + (x - c). 'delta': x +
+    (m - c) included, x left out, plus m - c of every round its app skipped in which
+    its value counted."""
     x = np.array(x0, dtype=np.float64)
     published, last_app = None, 0
+    skipped_delta = 0.0
     collect_delta = dict(zip(collects, deltas))
     out = []
     for r in range(rounds):
@@ -109,9 +112,14 @@ def left_out_trajectory(x0, phases, sync_period, rounds, away, collects, deltas,
                         continue
                     paper = averaging == "paper" and not is_global(r, sync_period)
                     y[i] = (s + x[i]) / (g + 1) if paper else m
+                if away in members and r not in collect_delta and included:
+                    skipped_delta = skipped_delta + (m - published)
                 if away in members and r in collect_delta:
                     xa, c = published + collect_delta[r], published
-                    if averaging == "local":
+                    if averaging == "delta":
+                        y[away] = xa + (m - c if included else 0.0) + skipped_delta
+                        skipped_delta = 0.0
+                    elif averaging == "local":
                         y[away] = m + (xa - c)
                     elif averaging == "fresh" and included:
                         y[away] = m + (xa - c) / g

@@ -354,12 +354,12 @@ bool Engine::ProgressRounds() {
           FinishAppRound(s, round);
           break;
         case CompletedRoundFate::kDrop:
-          s.Drop(round, joins_.self_joined());
+          DropSkippedRound(s, round);
           break;
         case CompletedRoundFate::kSupersedeOlder:
           // One result held per stream: the app will skip the older ones.
           for (int64_t q : SupersededRounds(StreamRoundsView(s), round))
-            s.Drop(q, joins_.self_joined());
+            DropSkippedRound(s, q);
           break;
         case CompletedRoundFate::kHold:
           break;

@@ -144,6 +144,9 @@ class Engine {
   void CountPassiveContribution(Stream& s, const RoundState& rs);
   void JoinRound(Stream& s, RoundState& rs, const void* contribution, bool activate);
   void JoinPassively(Stream& s, int64_t round);
+  // Forgets a completed round the app skips ('delta': keeping its m - c for the next
+  // result the app collects).
+  void DropSkippedRound(Stream& s, int64_t round);
   // Writes the app's output, publishes it, completes the handle, forgets the round.
   void FinishAppRound(Stream& s, int64_t round);
   // Rounds after `round` that the engine joined passively (the "local" rule's bases).

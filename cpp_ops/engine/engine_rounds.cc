@@ -37,12 +37,27 @@ int64_t Engine::TakeAppRound(Stream& s) {
   for (int64_t r = first; r < choice.round; ++r) {
     auto it = s.rounds.find(r);
     // In flight ones are dropped when they complete (they are below next_app_round).
-    if (it != s.rounds.end() && it->second.completed) s.Drop(r, joins_.self_joined());
+    if (it != s.rounds.end() && it->second.completed) DropSkippedRound(s, r);
   }
   if (choice.skipped > 0) metrics_.RoundsSkipped(s.spec.name, choice.skipped);
   s.next_app_round = choice.round + 1;
   s.last_app_round = choice.round;
   return choice.round;
+}
+
+void Engine::DropSkippedRound(Stream& s, int64_t round) {
+  RoundState& rs = s.rounds.at(round);
+  if (s.spec.config.averaging == Averaging::kDelta && rs.completed && rs.error.empty() &&
+      rs.self_included && !joins_.self_joined()) {
+    const size_t n = s.spec.num_elements();
+    if (s.skipped_delta.empty()) {
+      s.skipped_delta = pool_.Copy(rs.mean.data(), s.spec.num_bytes());
+    } else {
+      AddScaled(s.spec.dtype, rs.mean.data(), +1, n, s.skipped_delta.data());
+    }
+    AddScaled(s.spec.dtype, rs.contribution, -1, n, s.skipped_delta.data());
+  }
+  s.Drop(round, joins_.self_joined());
 }
 
 void Engine::EnterRound(Stream& s, RoundState& rs) {
@@ -211,6 +226,12 @@ void Engine::FinishAppRound(Stream& s, int64_t round) {
     case OutputFormula::kFreshCorrection:
       FreshCorrection(s.spec.dtype, rs.mean.data(), rs.contribution, x, g, n, out);
       break;
+    case OutputFormula::kContributionDelta:
+      FreshCorrection(s.spec.dtype, rs.mean.data(), rs.contribution, x, 1, n, out);
+      break;
+    case OutputFormula::kInput:
+      if (out != x) std::memcpy(out, x, bytes);
+      break;
     case OutputFormula::kLocalCorrection: {
       // The member takes the mean and keeps its own progress since the value its
       // engine held, without the corrections it already applied since.
@@ -220,6 +241,10 @@ void Engine::FinishAppRound(Stream& s, int64_t round) {
     }
   }
   for (RoundState* r : later) AddScaled(s.spec.dtype, out, +1, n, r->local_base.data());
+  if (!s.skipped_delta.empty()) {  // 'delta': the rounds the app skipped moved it too
+    AddScaled(s.spec.dtype, s.skipped_delta.data(), +1, n, out);
+    s.skipped_delta = Buffer();
+  }
   // Published even without wait-avoidance: a rank that joins serves its final
   // model from here, and the app may reuse its input as soon as it has the output.
   Publish(s, out, OutputVersion(round), /*copy=*/true);

@@ -147,6 +147,12 @@ OutputFormula ChooseOutput(const OutputFacts& f) {
   // The exact global mean. (Blocking global rounds always take the app's input; a
   // wait-avoiding one served passively applies the averaging rule below.)
   if (f.global && (f.contributed_x || !f.wait_avoiding_global)) return OutputFormula::kMean;
+  // delta: x moves by exactly what the mean took beyond this rank's contribution, so
+  // the members' moves sum to zero; a value left out took nothing.
+  if (f.rule == Averaging::kDelta) {
+    if (!f.self_included) return OutputFormula::kInput;
+    return f.contributed_x ? OutputFormula::kMean : OutputFormula::kContributionDelta;
+  }
   // paper: (s + x) / (g + 1). fresh, left out: c is not in s, so replacing it by x adds
   // x as one more member: the same formula.
   if (f.rule == Averaging::kPaper || (f.rule == Averaging::kFresh && !f.self_included))

@@ -151,6 +151,8 @@ enum class OutputFormula {
   kPaper,                // y = (s + x) / (g + 1)
   kFreshCorrection,      // y = m + (x - c) / g
   kLocalCorrection,      // y = m + (x - base)
+  kContributionDelta,    // 'delta': y = x + (m - c)
+  kInput,                // 'delta', left out of the mean: y = x
 };
 struct OutputFacts {
   bool mean_in_output = false;

@@ -9,7 +9,10 @@
 
 namespace wagma {
 
-enum class Averaging : int32_t { kFresh = 0, kPaper = 1, kLocal = 2 };
+// kDelta is for bookkeeping streams rather than models (drift correction's, docs/
+// design.md 2.6): y = x + (m - c), with c this rank's counted contribution, and y = x
+// when it was left out; summed over a round's members these moves are exactly zero.
+enum class Averaging : int32_t { kFresh = 0, kPaper = 1, kLocal = 2, kDelta = 3 };
 // Global rounds that block (the paper), or that activate and join like group rounds
 // (docs/design.md, section 2.8, "Wait-avoiding global rounds").
 enum class GlobalRounds : int32_t { kBlocking = 0, kWaitAvoiding = 1 };

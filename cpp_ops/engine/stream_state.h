@@ -118,6 +118,10 @@ struct Stream {
   Buffer published_copy;
   int64_t published_version = -1;
   std::map<int64_t, RoundState> rounds;
+  // 'delta' only: the sum of (m - c) over completed rounds this rank counted in that
+  // its app skips (served while it computed). Added to the next result it collects,
+  // or the members' moves would no longer sum to zero.
+  Buffer skipped_delta;
   std::set<int64_t> activations;  // rounds others activated that this rank has not joined
   // Rounds that completed passively and were dropped because no app will collect them
   // (this rank joined; or, with wait-avoiding global rounds, a newer served round

@@ -80,6 +80,11 @@ class OptimizerCore:
             knobs["max_staleness"] = self.config.resolved_max_staleness
         return knobs
 
+    def drift_stream_knobs(self):
+        """Knobs of drift correction's stream (common/drift_policy.py): the state's
+        global rounds, with the "delta" rule, whose moves sum to zero over a round."""
+        return dict(self.global_stream_knobs(), averaging="delta")
+
     def join(self, steps, max_over_ranks):
         """join(): serves the other ranks' rounds until every rank has joined, then
         agrees on step counts. With blocking global rounds step numbers are round

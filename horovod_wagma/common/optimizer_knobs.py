@@ -45,6 +45,9 @@ class OptimizerKnobs:
             object.__setattr__(self, "global_rounds",
                                "wait_avoiding" if self.wait_avoiding is True else "blocking")
         WagmaConfig(**self.stream_knobs())  # ValueError naming the argument
+        if self.averaging == "delta":
+            raise ValueError("averaging='delta' is for bookkeeping streams, not a model: "
+                             "use 'local', 'fresh' or 'paper'")
         validate_state_averaging(self.average_optimizer_state)
         if self.drift_correction is not None and not 0.0 <= self.drift_correction <= 1.0:
             raise ValueError(f"drift_correction must be in [0, 1], got "

@@ -14,6 +14,9 @@ alike; the variates are created once, outside any tf.function (tf.init_scope).
 """
 import tensorflow as tf
 
+from horovod_wagma.keras.fusion import pack
+from horovod_wagma.tensorflow import ops
+
 _ADAM_FAMILY = ("Adam", "AdamW", "Nadam")
 
 
@@ -35,8 +38,11 @@ def check_moment(optimizer):
 
 
 class DriftCorrection:
-    def __init__(self, alpha):
+    def __init__(self, alpha, core):
+        """``alpha`` in (0, 1]; ``core``: the optimizer's OptimizerCore (stream names
+        and knobs)."""
         self._alpha = float(alpha)
+        self._core = core
         self._c = {}   # variable's key -> its control variate
 
     @staticmethod
@@ -78,7 +84,16 @@ class DriftCorrection:
         return [(v, m, k, tf.identity(m)) for v, m, k in self._moments(optimizer, variables)]
 
     def after_average(self, before):
-        """c_i <- c_i + alpha k (m'_i - m_i), once the moments hold the round's result."""
-        for v, m, k, old_m in before:
-            c = self.variate(v)
-            c.assign_add(tf.cast(self._alpha * k, c.dtype) * (tf.identity(m) - old_m))
+        """c_i <- c_i + alpha k (m̄ - m_i), with m̄ - m_i the move of the moments read
+        before the state's round, sent on the drift stream (rule "delta")."""
+        by_dtype = {}
+        for entry in before:
+            by_dtype.setdefault(entry[3].dtype.name, []).append(entry)
+        for i, entries in enumerate(by_dtype.values()):
+            sent = pack([old_m for _, _, _, old_m in entries])
+            moves = ops.group_allreduce(sent, name=self._core.names.stream("drift", i),
+                                        **self._core.drift_stream_knobs()) - sent
+            parts = tf.split(moves, [old_m.shape.num_elements() for *_, old_m in entries])
+            for (v, _, k, old_m), part in zip(entries, parts):
+                c = self.variate(v)
+                c.assign_add(tf.cast(self._alpha * k, c.dtype) * tf.reshape(part, c.shape))

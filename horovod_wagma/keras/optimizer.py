@@ -184,7 +184,7 @@ def DistributedWagmaOptimizer(optimizer, name=None, device_dense="", device_spar
         core=core, round=round_var, round_base=round_base, fp16=compression is Compression.fp16,
         qgm=QuasiGlobalMomentum() if knobs.average_optimizer_state == "quasi_global"
         else None,
-        state=StateAveraging(core, DriftCorrection(knobs.drift_correction)
+        state=StateAveraging(core, DriftCorrection(knobs.drift_correction, core)
                              if knobs.drift_correction else None)
         if knobs.average_optimizer_state == "on_sync" else None)
     return wrapped

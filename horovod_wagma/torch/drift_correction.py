@@ -34,6 +34,8 @@ results, not variates) shrank each by about 1/P a round (errors of 3-4).
 import torch
 
 from horovod_wagma.common import drift_policy
+from horovod_wagma.torch import ops
+from horovod_wagma.torch.fusion import fuse_by_dtype
 
 _MOMENT_KEYS = ("momentum_buffer", "exp_avg")
 
@@ -97,12 +99,27 @@ class DriftCorrection:
                 p.grad.add_(c)
 
     def before_average(self):
-        """Copies of this rank's moments, before a global round averages them."""
-        return [(p, m.clone(), k) for p, m, k in self._moments() if p in self._c]
+        """Starts the drift stream's round on this rank's moments, before the state's
+        global round averages them (the two rounds run side by side)."""
+        moments = [(p, m, k) for p, m, k in self._moments() if p in self._c]
+        core = self._optimizer._core
+        owner = {id(m): (p, k) for p, m, k in moments}
+        pending = []
+        for i, fb in enumerate(fuse_by_dtype([m for _, m, _ in moments])):
+            flat = fb.pack()
+            sent = flat.clone()
+            owners = [owner[id(t)] for t in fb.tensors]
+            pending.append((owners, flat, sent, ops.group_allreduce_async_(
+                flat, name=core.names.stream("drift", i), **core.drift_stream_knobs())))
+        return pending
 
     @torch.no_grad()
-    def after_average(self, before):
-        """c_i <- c_i + alpha k (m'_i - m_i), once the state holds the round's result."""
-        for p, old_m, k in before:
-            m = self._optimizer.state[p][self._key]
-            self._c[p].add_(m - old_m, alpha=self._alpha * k)
+    def after_average(self, pending):
+        """c_i <- c_i + alpha k (m̄ - m_i), with m̄ - m_i the drift stream's move."""
+        for owners, flat, sent, handle in pending:
+            ops.synchronize(handle)
+            moves, offset = flat - sent, 0
+            for p, k in owners:
+                c = self._c[p]
+                c.add_(moves[offset:offset + c.numel()].view_as(c), alpha=self._alpha * k)
+                offset += c.numel()

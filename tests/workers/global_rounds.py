@@ -10,7 +10,8 @@ served it and the time it waited in synchronize, the stream's statistics and the
 most rounds its engine ever held beyond what it held when the scenario began (an
 earlier scenario's stream keeps what it holds).
 
-A scenario "left_out,AVERAGING" checks values instead (left_out below)."""
+A scenario "left_out,AVERAGING" checks values instead (left_out below), and
+"delta_moves" the 'delta' rule's zero sum (delta_moves below)."""
 import sys
 import time
 
@@ -85,7 +86,41 @@ def left_out(averaging):
                 phases=hvd.groups(size, c["group_size"]))
 
 
+def delta_moves(rounds=150, factor=4, every=25, step_s=0.004):
+    """The 'delta' rule (drift correction's stream) where its bookkeeping is hardest:
+    the last rank is `factor` times slower, values older than max_staleness=2 rounds are
+    left out, and every `every` rounds all ranks meet in a barrier (a Horovod
+    collective mid-run; each rank once per multiple of `every` its served rounds
+    pass), after which the fast apps skip the rounds their engines served meanwhile.
+    Every rank calls until it has been served round `rounds` - 1.
+    Each rank's input drifts by its own noise after every call (a moment between global
+    rounds); it reports, per collected round, its cumulative move sum of (y - x)."""
+    import numpy as np
+    from world import world
+    comm = world()
+    knobs = dict(sync_period=1, averaging="delta", global_rounds="wait_avoiding",
+                 max_staleness=2)
+    rng = np.random.default_rng(rank)
+    x = rng.normal(size=16)
+    moved = np.zeros(16)
+    cumulative, served = {}, -1
+    while served < rounds - 1:
+        before = served
+        time.sleep(step_s * (factor if rank == slow else 1.0))
+        y, served = fw.group_allreduce_with_round(fw.tensor(x, "float64"),
+                                                  name="delta_moves", **knobs)
+        y = fw.numpy(y)
+        moved += y - x
+        cumulative[served] = moved.tolist()
+        x = y + rng.normal(scale=0.1, size=16)
+        for _ in range(served // every - max(before, 0) // every):
+            comm.Barrier()
+    return dict(cumulative=cumulative, stream=hvd.stats("delta_moves"))
+
+
+SCENARIOS = {"delta_moves": delta_moves}
 specs = sys.argv[1:]
 run_scenarios({spec: (lambda spec=spec: left_out(spec.split(",")[1])
-                      if spec.startswith("left_out,") else persistent_straggler(spec))
+                      if spec.startswith("left_out,") else
+                      SCENARIOS[spec]() if spec in SCENARIOS else persistent_straggler(spec))
                for spec in specs}, specs)
