@@ -2,12 +2,15 @@
 PyTorch: torch/drift_correction.py, Keras: keras/drift_correction.py).
 
 Per rank i and parameter, at every global round that averages the optimizer state
-("on_sync"), with m_i its first moment just before the average and m'_i just after:
+("on_sync"), with m_i its first moment just before the average, sent on the "drift"
+stream (OptimizerCore.drift_stream_knobs: rule "delta"), whose result moves it by
+m̄ - c_i (c_i: what this rank counted in the round):
 
-    c_i <- c_i + alpha * k * (m'_i - m_i)      g_i <- g_i + c_i before every step
+    c_i <- c_i + alpha * k * (m̄ - c_i)      g_i <- g_i + c_i before every step
 
 k converts the moment to gradient units (its scale is each framework's). The fixed
-point is c_i = mean_j g_j - g_i for any 0 < alpha <= 1.
+point is c_i = mean_j g_j - g_i for any 0 < alpha <= 1, and the moves, so the
+variates, sum to zero over the ranks at every round.
 """
 
 # drift_correction=None's alpha where the optimizer keeps a first moment and the state

@@ -3,8 +3,8 @@
 At each step whose served round is global, or (wait-avoiding global rounds) after
 which a skipped round was (OptimizerCore.duties_due), the optimizer's floating-point
 state (SGD's velocities, Adam's moments, ...) is averaged through the "sync" stream,
-whose every round is global; the drift correction, if any, learns from the moments
-before and after. The PyTorch optimizer runs the same duties (torch/optimizer.py).
+whose every round is global; the drift correction, if any, sends the moments read
+before it on its own "drift" stream and learns from their moves. The PyTorch optimizer runs the same duties (torch/optimizer.py).
 
 The test is on tensors: inside model.fit's graph the round that served a step is
 known only when the step runs, so the averaging sits in a tf.cond.

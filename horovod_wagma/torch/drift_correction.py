@@ -5,40 +5,32 @@ Karimireddy et al. 2020, with the momentum buffer as each rank's gradient estima
 With non-IID shards each rank's gradient g_i is biased towards its own data, so
 between global rounds its model drifts towards its own optimum and its momentum
 carries that bias. At every global round whose duties average the optimizer state
-("on_sync"), a rank holds its first moment m_i just before and the round's result m'_i
-just after; their difference estimates its bias. Per parameter:
+("on_sync"), a rank sends its first moment m_i, read just before the state's round, on
+the optimizer's "drift" stream, whose rule "delta" returns m_i + (m̄ - c_i): m̄ the
+round's mean, c_i what this rank counted there (m_i, or the value its engine published
+when it served the round while the app computed), nothing when its value was left
+out, plus the moves of rounds the app skipped. Per parameter:
 
-    c_i <- c_i + alpha * k * (m'_i - m_i)   at each global round's state average
-    g_i <- g_i + c_i                         before every local step
+    c_i <- c_i + alpha * k * (y_i - m_i)   at each global round (y_i: the drift result)
+    g_i <- g_i + c_i                        before every local step
 
 with k converting the moment to gradient units: (1 - beta) / (1 - dampening) for
 torch.optim.SGD's momentum_buffer, 1 for Adam's exp_avg. Because m_i already carries
 the correction applied since the last round, c_i is an AR(1) filter whose fixed point
 is mean_j g_j - g_i for any 0 < alpha <= 1; a smaller alpha trades speed for less
 noise (in IID data the estimate is pure noise, of variance alpha / (2 - alpha) of one
-round's). The variates stay local: nothing extra is sent.
+round's).
 
-Exact (blocking) averages give m'_i = m̄, and the updates sum to zero over the ranks.
-With wait-avoiding global rounds a round this rank's engine served with its published
-state (its previous result) gives it m'_i = m̄ + (m_i - published) (the "local" rule),
-so m'_i - m_i is how the mean moved since that result rather than its bias; and a round
-it entered itself averages its fresh m_i with others' published, older values. Each
-alone is biased, but the two kinds of error cancel over the rounds: the mean's moves
-telescope to its net change. Measured on the quadratics of
-tests/workers/optimizer_checks.py (random delays, about half the rounds served): every
-update kept, the variates reached mean_j g_j - g_i to 3e-4 and summed to 4e-5; keeping
-only the rounds a rank entered itself left them summing to 1.5-4, and subtracting the
-variates' own round average (sent with the state; the published values there are
-results, not variates) shrank each by about 1/P a round (errors of 3-4).
+The "delta" rule's moves sum to zero over every round's members, so the variates do:
+their mean would act on every rank as a false gradient. Learning from the state's own
+result (m'_i - m_i under "local") kept that sum near zero under random delays but not
+after a collective that a persistent straggler reached late (docs/design.md §3).
 """
 import torch
 
 from horovod_wagma.common import drift_policy
 from horovod_wagma.torch import ops
 from horovod_wagma.torch.fusion import fuse_by_dtype
-
-_MOMENT_KEYS = ("momentum_buffer", "exp_avg")
-
 
 
 def moment_scale(optimizer):

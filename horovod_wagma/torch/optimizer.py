@@ -243,11 +243,12 @@ def DistributedWagmaOptimizer(optimizer, named_parameters=None,
         optimizer keeps a first moment, SGD with momentum or Adam-family, and the
         state is averaged "on_sync"; else off). Non-IID data: at every global
         round that averages the optimizer state ("on_sync"), each rank learns a
-        control variate c_i += alpha k (m'_i - m_i) from its first moment before (m_i)
-        and after (m'_i) the average, and adds c_i to its gradients at every step, so
-        its updates follow the ranks' mean gradient instead of its own data's
-        (drift_correction.py). Works with either kind of global round; nothing
-        extra is sent. Needs SGD with momentum or an Adam-family optimizer.
+        control variate c_i += alpha k (m̄ - m_i) from its first moment m_i, sent
+        on a "drift" stream whose moves sum to zero over the ranks, and adds c_i to
+        its gradients at every step, so its updates follow the ranks' mean
+        gradient instead of its own data's (drift_correction.py). Works with either
+        kind of global round; the moments cross the wire a second time at global
+        rounds. Needs SGD with momentum or an Adam-family optimizer.
 
     Horovod arguments: ``process_set`` restricts WAGMA to that set's ranks;
     ``compression=Compression.fp16`` sends fp16 (accumulated in fp32; fp16_rule.py);

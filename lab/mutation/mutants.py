@@ -279,4 +279,16 @@ MUTANTS = [
          tests=["tests/test_uneven.py::test_repeated_joins_leave_blocking_rounds_exact"],
          bug="a join notice overtaken by the end of its join marks the rank joined for "
              "good: its published data stands in for it in blocking rounds"),
+    dict(id="delta-skipped-rounds-lost", file="cpp_ops/engine/engine_rounds.cc",
+         edits=[("    AddScaled(s.spec.dtype, s.skipped_delta.data(), +1, n, out);\n", "")],
+         tests=["tests/test_global_rounds.py::test_a_left_out_member_and_the_others_get_exact_values",
+                "tests/test_global_rounds.py::test_delta_moves_sum_to_zero_over_the_ranks"],
+         bug="'delta' forgets the rounds an app skipped: the drift variates' moves no "
+             "longer sum to zero, a false gradient on every rank"),
+    dict(id="delta-left-out-moves", file="cpp_ops/engine/round_policy.cc",
+         edits=[("    if (!f.self_included) return OutputFormula::kInput;\n", "")],
+         tests=["tests/test_global_rounds.py::test_a_left_out_member_and_the_others_get_exact_values",
+                "tests/test_global_rounds.py::test_delta_moves_sum_to_zero_over_the_ranks"],
+         bug="'delta' moves a rank whose value was left out of the mean, which nobody "
+             "balances"),
 ]
