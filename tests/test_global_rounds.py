@@ -185,7 +185,7 @@ def test_delta_moves_sum_to_zero_over_the_ranks(torch_launch):
     apps have collected, the moves (y - x) summed over the ranks are zero, with a 4x
     slower rank served passively and left out, and with fast apps skipping the rounds
     served while they sat in a collective (their moves folded into the next result).
-    Measured with the 'local' rule instead: sums of 0.1-1 (docs/design.md 2.6)."""
+    Measured with the "local" rule instead: sums up to 0.72 (docs/design.md 2.6)."""
     res = torch_launch.results("delta_moves")
     streams = [res[r]["stream"] for r in range(P)]
     # The hard paths ran: skipped rounds, passive joins and values left out.
