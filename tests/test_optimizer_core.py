@@ -36,7 +36,7 @@ def test_knob_defaults_and_global_rounds_resolution():
 @pytest.mark.parametrize("argument,value", [
     ("group_size", 1), ("sync_period", 0), ("averaging", "mean"),
     ("global_rounds", "async"), ("max_staleness", 0), ("wait_avoiding", "yes"),
-    ("average_optimizer_state", "x")])
+    ("average_optimizer_state", "x"), ("averaging", "delta")])
 def test_each_bad_knob_is_a_value_error_naming_it(argument, value):
     with pytest.raises(ValueError, match=argument):
         knobs(**{argument: value})
@@ -190,6 +190,9 @@ def test_global_stream_knobs():
     assert c.global_stream_knobs() == dict(c.stream_knobs, sync_period=1, max_staleness=4)
     b = core(global_rounds="blocking")
     assert b.global_stream_knobs() == dict(b.stream_knobs, sync_period=1)
+    # Drift correction's stream: the same rounds, the rule whose moves sum to zero.
+    assert c.drift_stream_knobs() == dict(c.global_stream_knobs(), averaging="delta")
+    assert WagmaConfig(averaging="delta").averaging == "delta"  # valid for a stream
 
 
 def test_join_agrees_on_steps_only_with_blocking_global_rounds():
