@@ -45,7 +45,7 @@ class ElasticJob:
         self.results = str(tmp_path / "results")
         os.makedirs(self.results)
         self.hosts_file = tmp_path / "hosts"
-        self.hosts_file.write_text(hosts)
+        self.set_hosts(hosts)
         discover = tmp_path / "discover.sh"
         discover.write_text(f"#!/bin/sh\ncat {self.hosts_file}\n")
         discover.chmod(0o755)
@@ -112,6 +112,14 @@ class ElasticJob:
         self.kill()
         pytest.fail(f"timed out waiting for {what}\n{self.output()[-6000:]}\n"
                     f"{self.stacks()[-12000:]}")
+
+    def set_hosts(self, hosts):
+        """What the discovery script prints from now on. Replaced whole: a file
+        rewritten in place can be read half-written (no hosts, then all of them), which
+        Horovod takes for a removal followed by an addition."""
+        tmp = self.hosts_file.with_suffix(".tmp")
+        tmp.write_text(hosts)
+        os.replace(tmp, self.hosts_file)
 
     def end(self, timeout):
         """Waits for the job to end; its output. Fails the test if it does not."""

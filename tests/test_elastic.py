@@ -177,7 +177,7 @@ def test_host_added_starts_from_the_survivors_average(tmp_path):
         120, "2 ranks at step 30")
     first = set(job.logs())
     added_at = time.time()
-    job.hosts_file.write_text("localhost:2\n127.0.0.1:2\n")
+    job.set_hosts("localhost:2\n127.0.0.1:2\n")
     out = job.finish(240)
     logs = job.logs()
     joiners = {who: r for who, r in logs.items() if who not in first}

@@ -198,7 +198,7 @@ def test_host_added(job_on, cluster):
     job = job_on(3, min_np=6, gloo_timeout_s=None)
     first = set(ranks_at_step(job, 3 * SLOTS, FAULT_AT_STEP))
     added_at = time.time()
-    job.hosts_file.write_text("".join(f"{a}:{SLOTS}\n" for a in cluster.addresses))
+    job.set_hosts("".join(f"{a}:{SLOTS}\n" for a in cluster.addresses))
     job.finish(300)
     logs = job.logs()
     joiners = [w for w in logs if w not in first]

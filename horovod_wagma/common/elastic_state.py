@@ -13,12 +13,14 @@ framework in it. A Horovod elastic ``State`` that never rolls back.
   take the counters (the state's keyword arguments) of the lowest-ranked survivor. At
   the job's start (no survivors) it is Horovod's broadcast from rank 0.
 * ``commit()`` saves only the counters (and whatever ``save`` adds, e.g. the RNG
-  state), never the model, and checks for host updates as Horovod's does.
+  state), never the model, and checks for host updates as Horovod's does, except that
+  a host update never skips ``sync()`` (``check_host_updates``).
 
 A framework's state sets ``self.optimizer`` and supplies the model's part:
 ``_broadcast_model``, ``_average_model`` and, if it needs one, ``_after_restart``.
 """
 from horovod.common.elastic import ObjectState
+from horovod.common.exceptions import HostsUpdatedInterrupt
 
 from horovod_wagma.common import membership
 
@@ -41,6 +43,25 @@ class ElasticStateCore(ObjectState):
         if rebase is not None:  # a WAGMA optimizer (a plain one has no rounds)
             rebase()
         self._after_restart()
+
+    def check_host_updates(self):
+        """Horovod's check, but the interrupt it raises never skips ``sync()``.
+
+        Horovod skips the sync after a reset when the updates its ranks had received
+        were removals only. Joiners always sync, though, so when a host is added just
+        after one was removed (or a discovery script's output is read half-written: no
+        hosts, then all of them), the survivors raise on the removal alone while the
+        driver's new member set already holds the joiner: the joiners sit in the sync's
+        collectives and the survivors in their first step's rounds, forever (seen once
+        in a fresh-clone run). Syncing after every reset costs the survivors one model
+        allreduce; after a removal it averages their replicas, as after a rank killed.
+        """
+        try:
+            super().check_host_updates()
+        except HostsUpdatedInterrupt as interrupt:
+            if not interrupt.skip_sync:
+                raise
+            raise HostsUpdatedInterrupt(skip_sync=False) from interrupt
 
     def sync(self):
         hvd = self._hvd
