@@ -61,7 +61,7 @@ def test_use_before_init_is_a_clear_error():
 @pytest.mark.parametrize("kwargs", [dict(group_size=1), dict(sync_period=0),
                                     dict(averaging="mean"), dict(group_size=2.5),
                                     dict(sync_period=10**6), dict(global_rounds="async"),
-                                    dict(max_staleness=0), dict(max_staleness=1.5),
+                                    dict(max_staleness=-1), dict(max_staleness=1.5),
                                     dict(global_rounds="wait_avoiding",
                                          wait_avoiding=False)])
 def test_init_rejects_invalid_knobs(kwargs):

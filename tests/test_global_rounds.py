@@ -27,7 +27,7 @@ RULES = ["fresh", "paper", "local", "delta"]
 TORCH_ON_P = [scenario(2, "blocking"), scenario(2, "wait_avoiding"),
               scenario(4, "blocking"), scenario(4, "wait_avoiding"),
               scenario(4, "wait_avoiding", max_staleness=1)] + [
-                  f"left_out,{rule}" for rule in RULES] + ["delta_moves"]
+                  f"left_out,{rule}" for rule in RULES] + ["left_out,local,0", "delta_moves"]
 TF_ON_P = [scenario(4, "blocking"), scenario(4, "wait_avoiding")]
 THOUSANDS = scenario(3, "wait_avoiding", max_staleness=8, rounds=3000, step_s=0.001, tau=10)
 
@@ -155,19 +155,27 @@ def test_equal_steps_with_a_slow_rank_then_sync_does_not_hang(mpi):
         assert res[r]["params"] == res[0]["params"]
 
 
-@pytest.mark.parametrize("averaging", RULES)
-def test_a_left_out_member_and_the_others_get_exact_values(torch_launch, averaging):
+@pytest.mark.parametrize("averaging,max_staleness,left_out_rounds",
+                         [(rule, LEFT_OUT["max_staleness"], 8) for rule in RULES] +
+                         # 0: every served value is left out (hivemind's sample
+                         # weights with equal batches: a served value holds no new
+                         # samples), rounds 1-5 and 6-10.
+                         [("local", 0, 10)])
+def test_a_left_out_member_and_the_others_get_exact_values(torch_launch, averaging,
+                                                           max_staleness, left_out_rounds):
     """Rank 1's app enters round 0, then only collects rounds 5 (global) and 10
     (group); in between its engine's value counts for one round (max_staleness=1) and
     is left out after. Every output, the others' and the left-out rank's, equals the
     rule's value over the included members (reference.left_out_trajectory): the mean
     divides by the members counted, not by the group, and the left-out rank's own
     result folds its fresh input in by the rule."""
-    res = torch_launch.results(f"left_out,{averaging}")
+    spec = f"left_out,{averaging}" + (
+        "" if max_staleness == LEFT_OUT["max_staleness"] else f",{max_staleness}")
+    res = torch_launch.results(spec)
     c, away = LEFT_OUT, LEFT_OUT["away"]
     x0 = np.array([res[r]["x0"] for r in range(P)])
     expected = left_out_trajectory(x0, res[0]["phases"], c["sync_period"], c["rounds"],
-                                   away, c["collects"], c["deltas"], c["max_staleness"],
+                                   away, c["collects"], c["deltas"], max_staleness,
                                    averaging)
     for rank in range(P):
         served = [0] + list(c["collects"]) if rank == away else list(range(c["rounds"]))
@@ -176,8 +184,9 @@ def test_a_left_out_member_and_the_others_get_exact_values(torch_launch, averagi
             got = np.array(res[rank]["outputs"][str(r)])
             assert np.abs(got - expected[r][rank]).max() < 1e-12, (rank, r, got,
                                                                     expected[r][rank])
-    # Left out of rounds 2-5 and 7-10 (counted in those it joined passively).
-    assert res[away]["stream"]["rounds_left_out"] == 8, res[away]["stream"]
+    # max_staleness 1: left out of rounds 2-5 and 7-10 (counted in those it joined
+    # passively).
+    assert res[away]["stream"]["rounds_left_out"] == left_out_rounds, res[away]["stream"]
 
 
 def test_delta_moves_sum_to_zero_over_the_ranks(torch_launch):

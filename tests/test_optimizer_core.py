@@ -35,7 +35,7 @@ def test_knob_defaults_and_global_rounds_resolution():
 
 @pytest.mark.parametrize("argument,value", [
     ("group_size", 1), ("sync_period", 0), ("averaging", "mean"),
-    ("global_rounds", "async"), ("max_staleness", 0), ("wait_avoiding", "yes"),
+    ("global_rounds", "async"), ("max_staleness", -1), ("wait_avoiding", "yes"),
     ("average_optimizer_state", "x"), ("averaging", "delta")])
 def test_each_bad_knob_is_a_value_error_naming_it(argument, value):
     with pytest.raises(ValueError, match=argument):

@@ -167,8 +167,8 @@ std::string ValidateConfig(const StreamConfig& c) {
     s << "global_rounds='wait_avoiding' needs wait_avoiding=True (group rounds that "
          "wait for every member would wait for the slow rank anyway)";
   } else if (c.wait_avoiding_global() &&
-             (c.max_staleness < 1 || c.max_staleness > kMaxSyncPeriod)) {
-    s << "max_staleness must be an integer in [1, " << kMaxSyncPeriod << "], got "
+             (c.max_staleness < 0 || c.max_staleness > kMaxSyncPeriod)) {
+    s << "max_staleness must be an integer in [0, " << kMaxSyncPeriod << "], got "
       << c.max_staleness;
   }
   return s.str();

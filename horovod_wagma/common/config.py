@@ -64,8 +64,8 @@ def validate_global_rounds(global_rounds):
 
 def validate_max_staleness(max_staleness):
     if max_staleness is not None and (not _is_int(max_staleness)
-                                      or not 1 <= max_staleness <= MAX_SYNC_PERIOD):
-        raise ValueError(f"max_staleness must be an integer in [1, {MAX_SYNC_PERIOD}] or "
+                                      or not 0 <= max_staleness <= MAX_SYNC_PERIOD):
+        raise ValueError(f"max_staleness must be an integer in [0, {MAX_SYNC_PERIOD}] or "
                          f"None (= sync_period), got {max_staleness!r}")
     return max_staleness
 

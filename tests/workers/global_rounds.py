@@ -10,7 +10,7 @@ served it and the time it waited in synchronize, the stream's statistics and the
 most rounds its engine ever held beyond what it held when the scenario began (an
 earlier scenario's stream keeps what it holds).
 
-A scenario "left_out,AVERAGING" checks values instead (left_out below), and
+A scenario "left_out,AVERAGING[,MAX_STALENESS]" checks values instead (left_out below), and
 "delta_moves" the 'delta' rule's zero sum (delta_moves below)."""
 import sys
 import time
@@ -49,22 +49,23 @@ def persistent_straggler(spec):
                 stream=hvd.stats(name), final=fw.numpy(x)[:4].tolist())
 
 
-def left_out(averaging):
+def left_out(averaging, max_staleness=None):
     """Rank LEFT_OUT["away"]'s app enters round 0, then sits in barriers (as in a Horovod
     collective) while the others gossip in lockstep, and collects the newest served
     round only at LEFT_OUT's collects, with its published value + a delta as its fresh
     input: its engine's value counts one round past each of its app's calls and is
     left out after that. Barriers around each collect keep every passive value
     deterministic. Every output is returned, to be compared exactly with
-    reference.left_out_trajectory."""
+    reference.left_out_trajectory. ``max_staleness``: LEFT_OUT's unless given."""
     from common import initial_value
     from reference import LEFT_OUT as c
     from world import world
     comm, away = world(), c["away"]
-    name = f"left_out.{averaging}"
+    max_staleness = c["max_staleness"] if max_staleness is None else max_staleness
+    name = f"left_out.{averaging}.{max_staleness}"
     knobs = dict(group_size=c["group_size"], sync_period=c["sync_period"],
                  averaging=averaging, global_rounds="wait_avoiding",
-                 max_staleness=c["max_staleness"])
+                 max_staleness=max_staleness)
     x0 = initial_value(rank, 8, size)
     x = fw.tensor(x0, "float64")
     x, served = fw.group_allreduce_with_round(x, name=name, **knobs)
@@ -120,7 +121,8 @@ def delta_moves(rounds=150, factor=4, every=25, step_s=0.004):
 
 SCENARIOS = {"delta_moves": delta_moves}
 specs = sys.argv[1:]
-run_scenarios({spec: (lambda spec=spec: left_out(spec.split(",")[1])
+run_scenarios({spec: (lambda spec=spec: left_out(*spec.split(",")[1:2],
+                                                  *map(int, spec.split(",")[2:3]))
                       if spec.startswith("left_out,") else
                       SCENARIOS[spec]() if spec in SCENARIOS else persistent_straggler(spec))
                for spec in specs}, specs)

@@ -209,6 +209,9 @@ void TestStaleInRounds() {
   CHECK(!wagma::StaleInRounds(false, false, 14, 10, 3));
   // A rank that joined or is leaving serves its final model: always counts.
   CHECK(!wagma::StaleInRounds(true, true, 100, 10, 3));
+  // max_staleness = 0: every served value is a candidate, even the output of the
+  // app's last round (it holds no samples the round has not counted).
+  CHECK(wagma::StaleInRounds(true, false, 11, 10, 0));
 }
 
 void TestInclusionCodes() {
@@ -245,6 +248,18 @@ void TestLeaveOutBoundaryIsStrict() {
       {wagma::EncodeInclusion(10, false), wagma::EncodeInclusion(6, true)}, 3);
   CHECK(!past.included[1]);
   CHECK_EQ(past.count, 1);
+}
+
+void TestZeroStalenessLeavesOutAnyServedValueBehind() {
+  // One step behind is out; a served value whose app is as far as the most advanced
+  // (it waited in a Horovod collective) stays.
+  const auto inc = wagma::DecideInclusion(
+      {wagma::EncodeInclusion(10, false), wagma::EncodeInclusion(9, true),
+       wagma::EncodeInclusion(10, true)}, 0);
+  CHECK(inc.included[0]);
+  CHECK(!inc.included[1]);
+  CHECK(inc.included[2]);
+  CHECK_EQ(inc.count, 2);
 }
 
 void TestMostAdvancedMemberAlwaysKept() {
@@ -428,6 +443,7 @@ int main() {
   TestInclusionCodes();
   TestLeaveOutNeedsStaleInRoundsAndBehindInSteps();
   TestLeaveOutBoundaryIsStrict();
+  TestZeroStalenessLeavesOutAnyServedValueBehind();
   TestMostAdvancedMemberAlwaysKept();
   TestContributionAge();
   TestFateOfCompletedRound();
