@@ -96,9 +96,9 @@ def test_on_sync_state_and_drift_correction_remove_a_non_iid_bias(launch):
         assert res["wa_on"]["c_sum"] < 5e-3, res
     assert sum(res["wa_passive"] for res in results.values()) > 0, results
     for res in results.values():
-        # SGD with momentum (all defaults: "on_sync"), Adam: 0.25; plain SGD, or
-        # state "never": off.
-        assert res["defaults"] == [0.25, 0.25, 0.0, 0.0], res
+        # Keras's default is off (SGD with momentum, Adam); a given alpha is kept;
+        # plain SGD, or state "never": off.
+        assert res["defaults"] == [0.0, 0.0, 0.25, 0.5, 0.0, 0.0], res
         assert "drift_correction" in res["adagrad_error"] and "Adagrad" in res["adagrad_error"]
 
 

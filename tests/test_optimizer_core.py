@@ -79,6 +79,11 @@ def test_drift_correction_default_follows_the_wrapped_optimizer():
     assert resolve_alpha(0.5, momentum, "on_sync") == 0.5
     with pytest.raises(ValueError, match="momentum"):
         resolve_alpha(0.5, torch.optim.SGD(params, lr=0.1), "on_sync")
+    # A framework's own default (Keras: off) replaces 0.25 for None only.
+    from horovod_wagma.common import drift_policy
+    assert drift_policy.KERAS_DEFAULT_ALPHA == 0.0
+    assert drift_policy.resolve_alpha(None, lambda: None, "on_sync", 0.0) == 0.0
+    assert drift_policy.resolve_alpha(0.3, lambda: None, "on_sync", 0.0) == 0.3
 
 
 def test_is_global_round_on_ints_and_tensors():

@@ -23,12 +23,23 @@ variates, sum to zero over the ranks at every round.
 # estimate's noise, alpha/(2-alpha) of one round's, is 2.4x 0.25's).
 DEFAULT_ALPHA = 0.25
 
+# Keras's default: off. Measured at P=8 on mlp (docs/benchmarks.md, "Drift correction
+# in Keras: off by default"): with a persistent straggler in the epoch loop, 6 of 12
+# long runs with 0.25 fell from 86% to 73-83% while none of 6 did without; in the
+# time-to-accuracy matrix 0.25 lost IID (0.61x and 0.96x Horovod's time against
+# 0.57x and 0.77x), tied non-IID persistent (0.96x) and won non-IID random within the
+# spread (0.67x against 0.70x). Keras's fast ranks lag the slow one by a growing
+# number of drift rounds there, and the variates' sum, zero at rounds all ranks
+# collected, reached 1.5-3.5 against each variate's 0.3-0.8 in the runs that fell.
+KERAS_DEFAULT_ALPHA = 0.0
 
-def resolve_alpha(alpha, check_moment, state_mode):
+
+def resolve_alpha(alpha, check_moment, state_mode, default_alpha=DEFAULT_ALPHA):
     """drift_correction's value: ``alpha`` when given (``check_moment()`` raises a
     ValueError naming the optimizer when it keeps no first moment); None:
-    DEFAULT_ALPHA where the optimizer keeps one and the state is averaged "on_sync",
-    else 0.0 (off: plain SGD, Adagrad, ... have nothing to learn the bias from)."""
+    ``default_alpha`` where the optimizer keeps one and the state is averaged
+    "on_sync", else 0.0 (off: plain SGD, Adagrad, ... have nothing to learn the bias
+    from)."""
     if alpha is not None:
         if alpha:
             check_moment()
@@ -39,4 +50,4 @@ def resolve_alpha(alpha, check_moment, state_mode):
         check_moment()
     except ValueError:
         return 0.0
-    return DEFAULT_ALPHA
+    return default_alpha

@@ -150,14 +150,16 @@ def DistributedWagmaOptimizer(optimizer, name=None, device_dense="", device_spar
     v <- beta*v_old + (1-beta)*(x_after_averaging - x_before_step); needs
     tf.keras.optimizers.SGD with momentum > 0, else ValueError). "always" is
     PyTorch-only (ValueError). ``drift_correction``: alpha in [0, 1] of the
-    non-IID control variates learnt at "on_sync" rounds (drift_correction.py;
-    None: 0.25 where the optimizer keeps a first moment, SGD with momentum, Adam,
-    AdamW, Nadam, and the state is averaged "on_sync", else off).
+    non-IID control variates learnt at "on_sync" rounds (drift_correction.py; it
+    needs SGD with momentum, Adam, AdamW or Nadam). None: off in Keras
+    (drift_policy.KERAS_DEFAULT_ALPHA: with a persistent straggler half the long runs
+    with 0.25 fell, and it won only non-IID random, within the spread), where PyTorch
+    takes 0.25.
 
-    Why "on_sync" with drift correction by default (docs/benchmarks.md, Keras): mlp
-    under random stragglers, 6 seeds in two runs, time to target x Horovod's, "never"
-    against "on_sync": non-IID 0.74-0.76x against 0.67x, IID 0.54-0.56x against 0.60x;
-    only "on_sync" met the 0.7x target in both.
+    Why "on_sync" by default (docs/benchmarks.md, Keras): mlp under random
+    stragglers, 6 seeds in two runs, time to target x Horovod's, "never" against
+    "on_sync" (then with drift correction 0.25): non-IID 0.74-0.76x against 0.67x, IID
+    0.54-0.56x against 0.60x; only "on_sync" met the 0.7x target in both.
 
     Of Horovod's arguments: ``process_set`` restricts WAGMA to that set;
     ``compression=Compression.fp16`` sends fp16 (common/fp16_rule.py);
@@ -173,7 +175,7 @@ def DistributedWagmaOptimizer(optimizer, name=None, device_dense="", device_spar
         QuasiGlobalMomentum.check(optimizer)
     knobs = dataclasses.replace(knobs, drift_correction=drift_policy.resolve_alpha(
         knobs.drift_correction, lambda: check_moment(optimizer),
-        knobs.average_optimizer_state))
+        knobs.average_optimizer_state, drift_policy.KERAS_DEFAULT_ALPHA))
     core = OptimizerCore(knobs, ops._basics, process_set, FusionPlan(groups, num_groups),
                          STREAM_PREFIX, name)
     wrapped = wrapped_class(optimizer, _WagmaKerasMixin).from_config(optimizer.get_config())

@@ -191,14 +191,16 @@ def drift():
                     opt.wagma_status().stream("sync")]["passive_joins"]
             opt.join()
 
-    # drift_correction=None: 0.25 where the optimizer keeps a first moment and the
-    # state is averaged "on_sync", else off; a given alpha needs a first moment.
+    # drift_correction=None: off in Keras (PyTorch: 0.25); a given alpha is kept
+    # where the optimizer keeps a first moment and needs one.
     def alpha(optimizer, **kw):
         state = hvd.DistributedWagmaOptimizer(optimizer, **kw)._wagma["state"]
         return state.drift._alpha if state and state.drift else 0.0
     out["defaults"] = [
         alpha(tf.keras.optimizers.SGD(0.1, momentum=0.9)),  # the defaults
         alpha(tf.keras.optimizers.Adam(), average_optimizer_state="on_sync"),
+        alpha(tf.keras.optimizers.SGD(0.1, momentum=0.9), drift_correction=0.25),
+        alpha(tf.keras.optimizers.Adam(), drift_correction=0.5),
         alpha(tf.keras.optimizers.SGD(0.1), average_optimizer_state="on_sync"),
         alpha(tf.keras.optimizers.SGD(0.1, momentum=0.9), average_optimizer_state="never")]
     try:
