@@ -186,6 +186,11 @@ MUTANTS = [
          tests=[OPTIMIZER + "::test_models_identical_after_every_global_round"],
          bug="BatchNorm statistics and optimizer state are never averaged"),
     # --- the elastic state (Python) -----------------------------------------------------
+    dict(id="elastic-skips-sync-after-removal", file="horovod_wagma/common/elastic_state.py",
+         edits=[("raise HostsUpdatedInterrupt(skip_sync=False) from interrupt",
+                 "raise interrupt")],
+         tests=["tests/test_elastic_state.py"],
+         bug="after a removal the survivors skip the sync that joiners added at once sit in"),
     dict(id="restore-rolls-back-model", file="horovod_wagma/torch/elastic.py",
          edits=[("    def save(self):\n        super().save()\n",
                  "    def save(self):\n        super().save()\n"
@@ -240,9 +245,14 @@ MUTANTS = [
          tests=["tests/test_keras.py::test_on_sync_state_and_drift_correction_remove_a_non_iid_bias"],
          bug="Keras SGD's velocity carries -lr: the variate learns the bias with the wrong sign"),
     dict(id="drift-default-off", file="horovod_wagma/common/drift_policy.py",
-         edits=[("    return DEFAULT_ALPHA\n", "    return 0.0\n")],
+         edits=[("    return default_alpha\n", "    return 0.0\n")],
          tests=[OPTIMIZER_CORE],
          bug="drift_correction=None leaves the correction off for optimizers with momentum"),
+    dict(id="keras-drift-default-on", file="horovod_wagma/keras/optimizer.py",
+         edits=[("knobs.average_optimizer_state, drift_policy.KERAS_DEFAULT_ALPHA))",
+                 "knobs.average_optimizer_state))")],
+         tests=["tests/test_keras.py::test_on_sync_state_and_drift_correction_remove_a_non_iid_bias"],
+         bug="Keras takes PyTorch's default 0.25, with which long runs fell"),
     dict(id="sampler-equal-shares", file="horovod_wagma/torch/balanced_sampler.py",
          edits=[("proportional_shares(self.total_size, throughputs, self.min_share,",
                  "proportional_shares(self.total_size, [1.0] * len(throughputs), "
