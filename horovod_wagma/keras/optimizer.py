@@ -152,7 +152,7 @@ def DistributedWagmaOptimizer(optimizer, name=None, device_dense="", device_spar
     PyTorch-only (ValueError). ``drift_correction``: alpha in [0, 1] of the
     non-IID control variates learnt at "on_sync" rounds (drift_correction.py; it
     needs SGD with momentum, Adam, AdamW or Nadam). None: off in Keras
-    (drift_policy.KERAS_DEFAULT_ALPHA: with a persistent straggler half the long runs
+    (drift_policy.KERAS_DEFAULT_ALPHA: with a persistent straggler 7 of 13 long runs
     with 0.25 fell, and it won only non-IID random, within the spread), where PyTorch
     takes 0.25.
 
