@@ -340,7 +340,7 @@ def bad_args():
     out["averaging"] = err(lambda: DistributedWagmaOptimizer(sgd(), averaging="mean"))
     out["global_rounds"] = err(lambda: DistributedWagmaOptimizer(sgd(), global_rounds="async"))
     out["max_staleness"] = err(lambda: DistributedWagmaOptimizer(
-        sgd(), global_rounds="wait_avoiding", max_staleness=0))
+        sgd(), global_rounds="wait_avoiding", max_staleness=-1))
     out["wa_needs_wa_groups"] = err(lambda: DistributedWagmaOptimizer(
         sgd(), global_rounds="wait_avoiding", wait_avoiding=False))
     out["dup_names"] = err(lambda: DistributedWagmaOptimizer(
