@@ -25,9 +25,8 @@ DEFAULT_ALPHA = 0.25
 
 # Keras's default: off. Measured at P=8 on mlp (docs/benchmarks.md, "Drift correction
 # in Keras: off by default"): with a persistent straggler in the epoch loop, 7 of 13
-# long runs with 0.25 fell 4-13 points below their peak (86-87%) while none of 6 did
-# without; in the
-# time-to-accuracy matrix 0.25 lost IID (0.61x and 0.96x Horovod's time against
+# long runs with 0.25 fell 4-13 points below their peak (86-87%), none of 6 without;
+# in the time-to-accuracy matrix 0.25 lost IID (0.61x and 0.96x Horovod's time against
 # 0.57x and 0.77x), tied non-IID persistent (0.96x) and won non-IID random within the
 # spread (0.67x against 0.70x). Keras's fast ranks lag the slow one by a growing
 # number of drift rounds there, and the variates' sum, zero at rounds all ranks
