@@ -13,6 +13,8 @@ import tempfile
 
 import pytest
 
+import resident
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKERS = os.path.join(HERE, "workers")
 
@@ -54,18 +56,20 @@ def pytest_generate_tests(metafunc):
     metafunc.parametrize("transport", chosen, indirect=True, scope="module")
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config, items):
-    """Without --gloo-heavy, the Gloo runs of gloo_heavy launches are deselected."""
-    if config.getoption("--gloo-heavy"):
-        return
-    keep, drop = [], []
-    for item in items:
-        params = getattr(getattr(item, "callspec", None), "params", {})
-        heavy = item.get_closest_marker("gloo_heavy") is not None
-        (drop if heavy and params.get("transport") == "gloo" else keep).append(item)
-    if drop:
-        config.hook.pytest_deselected(items=drop)
-        items[:] = keep
+    """Without --gloo-heavy, the Gloo runs of gloo_heavy launches are deselected. The
+    modules left with a selected test put their items in the resident launches."""
+    if not config.getoption("--gloo-heavy"):
+        keep, drop = [], []
+        for item in items:
+            params = getattr(getattr(item, "callspec", None), "params", {})
+            heavy = item.get_closest_marker("gloo_heavy") is not None
+            (drop if heavy and params.get("transport") == "gloo" else keep).append(item)
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+            items[:] = keep
+    resident.SELECTED_MODULES.update(item.module.__name__ for item in items)
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -4,7 +4,7 @@ refused with a clear error (workers/balanced_sampler.py, 4 real ranks). The shar
 arithmetic itself is tested without ranks below."""
 import pytest
 
-from conftest import run_scenarios
+import resident
 from horovod_wagma.common.balanced_shares import proportional_shares, share_bounds
 from horovod_wagma.common.step_clock import StepClock
 
@@ -12,9 +12,12 @@ SCENARIOS = ["wagma", "drop_last", "horovod_unequal", "lbbsp", "epoch_mismatch"]
 BATCH = 8
 
 
+RESIDENT = resident.item("balanced_sampler.py", 4, *SCENARIOS, timeout=300)
+
+
 @pytest.fixture(scope="module")
 def launch(transport):
-    return run_scenarios("balanced_sampler.py", 4, SCENARIOS, timeout=300)
+    return RESIDENT.scenarios()
 
 
 def expected_shares(total, slow):

@@ -3,7 +3,7 @@
 differently and has its own."""
 import pytest
 
-from conftest import run_scenarios
+import resident
 
 pytestmark = pytest.mark.ranks
 
@@ -11,9 +11,12 @@ SCENARIOS = ["identical_after_global", "lr0", "passes", "fp16", "fp16_values", "
              "bad_args", "drift", "wa_lr0", "wa_straggler_join"]  # the one that calls join() runs last
 
 
+RESIDENT = resident.item("optimizer_checks.py", 4, *SCENARIOS, timeout=420)
+
+
 @pytest.fixture(scope="module")
 def checks(transport):
-    return run_scenarios("optimizer_checks.py", 4, SCENARIOS, timeout=420)
+    return RESIDENT.scenarios()
 
 
 def test_models_identical_after_every_global_round(checks):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import run_scenarios
+import resident
 from reference import average_round, is_global
 
 pytestmark = pytest.mark.ranks
@@ -74,10 +74,13 @@ def _max_error(res_by_rank, expected, key):
     return err
 
 
+TORCH_SCENARIOS = resident.item("quasi_global_torch.py", 4, "exact", "bad", timeout=240)
+
+
 @pytest.fixture(scope="module")
 def torch_launch(transport):
-    """workers/quasi_global_torch.py's two scenarios, in one 4-rank launch."""
-    return run_scenarios("quasi_global_torch.py", 4, ["exact", "bad"], timeout=240)
+    """workers/quasi_global_torch.py's two scenarios, in the 4-rank resident launch."""
+    return TORCH_SCENARIOS.scenarios()
 
 
 def test_torch_matches_exact_simulation_of_all_ranks(torch_launch):

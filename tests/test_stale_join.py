@@ -2,7 +2,8 @@
 member. The three rules run in one launch per framework (workers/stale_join.py)."""
 import pytest
 
-from conftest import FRAMEWORKS, framework_env, run_scenarios
+import resident
+from conftest import FRAMEWORKS
 
 pytestmark = pytest.mark.ranks
 
@@ -16,10 +17,13 @@ EXPECTED = {
 }
 
 
+SCENARIOS = {fw: resident.item("stale_join.py", 2, *EXPECTED, framework=fw, timeout=300)
+             for fw in ("torch", "tensorflow")}
+
+
 @pytest.fixture(scope="module", params=FRAMEWORKS)
 def launch(request, transport):
-    return run_scenarios("stale_join.py", 2, list(EXPECTED), timeout=300,
-                         env=framework_env(request.param))
+    return SCENARIOS[request.param].scenarios()
 
 
 @pytest.mark.parametrize("averaging", list(EXPECTED))

@@ -2,7 +2,7 @@
 tau rounds ahead of another. Both taus run in one launch (workers/staleness.py)."""
 import pytest
 
-from conftest import run_scenarios
+import resident
 from reference import is_global
 
 pytestmark = pytest.mark.ranks
@@ -14,9 +14,12 @@ def scenario(tau):
     return f"{tau},{4 * tau + 2}"
 
 
+SCENARIOS = resident.item("staleness.py", 4, *[scenario(t) for t in TAUS], timeout=240)
+
+
 @pytest.fixture(scope="module")
 def launch(transport):
-    return run_scenarios("staleness.py", 4, [scenario(t) for t in TAUS], timeout=240)
+    return SCENARIOS.scenarios()
 
 
 @pytest.mark.parametrize("tau", TAUS)

@@ -3,7 +3,8 @@
 Both scenarios run in one launch per framework (workers/straggler.py)."""
 import pytest
 
-from conftest import FRAMEWORKS, framework_env, run_scenarios
+import resident
+from conftest import FRAMEWORKS
 from horovod_wagma.common.schedule import groups
 from reference import is_global, phase_of
 
@@ -17,10 +18,13 @@ WAIT_AVOIDING = f"{DELAY},{ROUNDS},{TAU},2,1"
 SYNCHRONOUS = f"{DELAY},{ABLATION_ROUNDS},{TAU},2,0"
 
 
+SCENARIOS = {fw: resident.item("straggler.py", 4, WAIT_AVOIDING, SYNCHRONOUS, framework=fw,
+                              timeout=300) for fw in ("torch", "tensorflow")}
+
+
 @pytest.fixture(scope="module", params=FRAMEWORKS)
 def launch(request, transport):
-    return run_scenarios("straggler.py", 4, [WAIT_AVOIDING, SYNCHRONOUS], timeout=300,
-                         env=framework_env(request.param))
+    return SCENARIOS[request.param].scenarios()
 
 
 def _group_round_waits(results, rank):

@@ -3,7 +3,7 @@ keep taking part, exactly as docs/design.md, section 2.1, defines rounds."""
 import numpy as np
 import pytest
 
-from conftest import run_scenarios
+import resident
 
 from reference import is_global, phase_of
 
@@ -37,10 +37,13 @@ def expected_outputs(runs, size, sync_period=4):
     return expected
 
 
+SCENARIOS = resident.item("uneven.py", 4, "op", "optimizer", "repeated_joins", timeout=300)
+
+
 @pytest.fixture(scope="module")
 def launch(transport):
-    """The scenarios in one launch (workers/uneven.py)."""
-    return run_scenarios("uneven.py", 4, ["op", "optimizer", "repeated_joins"], timeout=300)
+    """The scenarios of workers/uneven.py, in the 4-rank resident launch."""
+    return SCENARIOS.scenarios()
 
 
 def test_join_serves_final_model_exactly(launch):
