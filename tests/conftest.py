@@ -90,12 +90,13 @@ def launch_prefix(np_, transport=None):
 
 
 class MpiRun:
-    def __init__(self, proc, results, elapsed):
+    def __init__(self, proc, results, elapsed, results_dir=None):
         self.returncode = proc.returncode
         self.stdout = proc.stdout
         self.stderr = proc.stderr
         self.results = results  # rank -> dict
         self.elapsed = elapsed
+        self.results_dir = results_dir  # where the ranks wrote their results
 
 
 def mpi_command(worker, np_, *args, env=None):
@@ -145,7 +146,7 @@ def run_mpi(worker, np_, *args, timeout=180, env=None, check=True):
         assert sorted(results) == list(range(np_)), (
             f"missing rank results: {sorted(results)}\nstdout:\n{proc.stdout[-4000:]}\n"
             f"stderr:\n{proc.stderr[-4000:]}")
-    return MpiRun(proc, results, elapsed)
+    return MpiRun(proc, results, elapsed, results_dir)
 
 
 class Launch:

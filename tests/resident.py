@@ -169,4 +169,4 @@ class ResidentLaunch:
         class _Proc:  # MpiRun's view of the launch, for this item
             returncode = 0
             stdout, stderr = self.stdout, self.stderr
-        return MpiRun(_Proc, results, max(seconds))
+        return MpiRun(_Proc, results, max(seconds), d)

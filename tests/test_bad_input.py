@@ -5,13 +5,17 @@ import textwrap
 
 import pytest
 
-from conftest import framework_env
+import resident
 
 pytestmark = pytest.mark.ranks
 
 
-def test_mismatches_and_invalid_knobs(mpi, framework):
-    run = mpi("bad_input.py", 3, timeout=180, env=framework_env(framework))
+BAD_INPUT = {fw: resident.item("bad_input.py", 3, framework=fw, timeout=180)
+             for fw in ("torch", "tensorflow")}
+
+
+def test_mismatches_and_invalid_knobs(framework):
+    run = BAD_INPUT[framework].run()
     for rank, res in run.results.items():
         shape = res["shape"]
         # torch raises WagmaError; TensorFlow its own error type from the op's status.

@@ -17,7 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import FRAMEWORKS, framework_env, run_mpi
+import resident
+from conftest import FRAMEWORKS
 
 pytestmark = pytest.mark.ranks
 
@@ -26,12 +27,15 @@ MAX_EXAMPLES = 250
 SUPPORTED = ("float32", "float64", "float16", "bfloat16")
 
 
+FUZZ = {fw: resident.item("fuzz.py", NP, MAX_EXAMPLES, framework=fw, timeout=240)
+        for fw in ("torch", "tensorflow")}
+
+
 @pytest.fixture(scope="module", params=FRAMEWORKS)
 def fuzz(request, transport):
-    """One launch per framework, shared by the tests of this module (~10-20 s)."""
-    run = run_mpi("fuzz.py", NP, MAX_EXAMPLES, timeout=240,
-                  env=framework_env(request.param))
-    return run.results
+    """One run per framework, in the resident launch, shared by the tests of this
+    module (~10-20 s)."""
+    return FUZZ[request.param].run().results
 
 
 def _known_bug(rec):

@@ -10,7 +10,7 @@ Lockstep exactness against the blocking mode is in test_gossip.py (both framewor
 import numpy as np
 import pytest
 
-from conftest import framework_env, run_scenarios
+import resident
 from reference import LEFT_OUT, left_out_trajectory
 
 pytestmark = [pytest.mark.ranks, pytest.mark.slow]
@@ -32,16 +32,21 @@ TF_ON_P = [scenario(4, "blocking"), scenario(4, "wait_avoiding")]
 THOUSANDS = scenario(3, "wait_avoiding", max_staleness=8, rounds=3000, step_s=0.001, tau=10)
 
 
+TORCH_SCENARIOS = resident.item("global_rounds.py", P, *TORCH_ON_P, timeout=600)
+TF_SCENARIOS = resident.item("global_rounds.py", P, *TF_ON_P, framework="tensorflow",
+                             timeout=480)
+THOUSANDS_SCENARIO = resident.item("global_rounds.py", 3, THOUSANDS, timeout=240)
+EQUAL_STEPS_SYNC = resident.item("equal_steps_sync.py", P, 3, 60, 0.005, timeout=120)
+
+
 @pytest.fixture(scope="module")
 def torch_launch(transport):
-    return run_scenarios("global_rounds.py", P, TORCH_ON_P, timeout=600,
-                         env=framework_env("torch"))
+    return TORCH_SCENARIOS.scenarios()
 
 
 @pytest.fixture(scope="module")
 def tensorflow_launch(transport):
-    return run_scenarios("global_rounds.py", P, TF_ON_P, timeout=480,
-                         env=framework_env("tensorflow"))
+    return TF_SCENARIOS.scenarios()
 
 
 def fast_wait(results):
@@ -100,11 +105,11 @@ def test_a_rank_slower_than_max_staleness_allows_is_left_out_not_waited_for(torc
         assert sum(res[rank]["waits"]) < share * res[rank]["seconds"], res[rank]
 
 
-def test_held_results_stay_bounded_over_thousands_of_rounds(mpi):
+def test_held_results_stay_bounded_over_thousands_of_rounds():
     """3,000 rounds with a persistent 3x straggler (1 ms steps against 3 ms): the engine
     never holds more than max_staleness + 2 rounds of a stream."""
     rounds, m = 3000, 8
-    res = run_scenarios("global_rounds.py", 3, [THOUSANDS], timeout=240).results(THOUSANDS)
+    res = THOUSANDS_SCENARIO.scenarios().results(THOUSANDS)
     assert res[2]["stream"]["rounds_skipped"] > rounds // 4
     for r in res.values():
         assert r["held"] <= m + 2, r["held"]
@@ -135,13 +140,13 @@ def test_a_rank_whose_app_stops_is_named_and_not_waited_for(mpi):
         run.stderr[-3000:]
 
 
-def test_equal_steps_with_a_slow_rank_then_sync_does_not_hang(mpi):
+def test_equal_steps_with_a_slow_rank_then_sync_does_not_hang():
     """The optimizer's defaults (wait-avoiding global rounds), every rank the same
     number of steps, the last rank 3x slower, then sync(). The slow rank skipped rounds,
     so its last steps run rounds more than max_staleness (= sync_period = 5) past the
     fast ranks' last ones while those wait in sync(): their engines must serve them
     (before the fix this hung; CI, session 5). After sync() all models are equal."""
-    res = mpi("equal_steps_sync.py", P, 3, 60, 0.005, timeout=120).results
+    res = EQUAL_STEPS_SYNC.run().results
     slow = res[P - 1]
     assert slow["stream"]["rounds_skipped"] > 5, slow["stream"]
     # Some fast rank's engine joined a round more than max_staleness past its app's

@@ -6,6 +6,7 @@ pairs on both, too). Wait-avoiding global rounds, in lockstep, must give exactly
 blocking mode's trajectory, and serve every call by its own round (no skips)."""
 import pytest
 
+import resident
 from conftest import framework_env
 from reference import gossip_error_failures
 
@@ -28,6 +29,11 @@ CASES = ([("torch", P, "engine") for P in (2, 3, 4)]
             pytest.param("torch", 6, "caller", marks=HEAVY), ("torch", 6, "cut")])
 
 
+# The cases that need no engine settings of their own run in the resident launches.
+RESIDENT = {(framework, P): resident.item("gossip.py", P, framework=framework, timeout=400)
+            for framework, P in (("torch", 3), ("torch", 4), ("tensorflow", 3))}
+
+
 @pytest.mark.parametrize("framework,P,progress", CASES)
 def test_gossip_matches_exact_trajectory(mpi, framework, P, progress):
     env = framework_env(framework)
@@ -39,7 +45,10 @@ def test_gossip_matches_exact_trajectory(mpi, framework, P, progress):
         # Pairs switch to reduce-scatter + allgather above this size (8 MB by default);
         # P=2 takes that path for its large tensors, larger P keep direct exchange.
         env["HOROVOD_WAGMA_PAIR_SCATTER_BYTES"] = "65536"
-    run = mpi("gossip.py", P, timeout=400, env=env)
+    if progress == "engine" and (framework, P) in RESIDENT:
+        run = RESIDENT[framework, P].run()
+    else:
+        run = mpi("gossip.py", P, timeout=400, env=env)
     names = run.results[0]["errors"].keys()
     assert len(names) >= 72 + 8 + 8 + 18 + 4
     assert sum(".wag." in n for n in names) == 18 + 4

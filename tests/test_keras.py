@@ -9,16 +9,19 @@ import textwrap
 
 import pytest
 
-from conftest import run_scenarios
+import resident
 
 pytestmark = [pytest.mark.ranks, pytest.mark.tf, pytest.mark.slow]
 SCENARIOS = ["fit", "eager", "uneven", "drift", "wa_fit_straggler", "balanced_horovod",
              "balanced"]
 
 
+RESIDENT = resident.item("keras_checks.py", 3, *SCENARIOS, framework="tensorflow", timeout=600)
+
+
 @pytest.fixture(scope="module")
 def launch(transport):
-    return run_scenarios("keras_checks.py", 3, SCENARIOS, timeout=600)
+    return RESIDENT.scenarios()
 
 
 def test_fit_graph_mode_with_callbacks(launch):

@@ -11,8 +11,11 @@ Each launch runs several scenarios (workers/collectives_midrun.py); a hang fails
 test through mpirun's timeout, and the stats must show no contribution older than
 max_staleness.
 """
+import pathlib
+
 import pytest
 
+import resident
 from conftest import run_mpi, run_scenarios
 
 pytestmark = [pytest.mark.ranks, pytest.mark.slow]
@@ -38,17 +41,25 @@ def by_scenario(run):
             for i, sc in enumerate(run.results[0]["results"])}
 
 
+# The 4-rank runs go in the resident launch; the 8-rank ones have launches of their own.
+RESIDENT = {(4, pattern): resident.item("collectives_midrun.py", 4, pattern, STEPS, *SCENARIOS,
+                                        *([HELD, AHEAD] if pattern == "random" else []),
+                                        timeout=360)
+            for pattern in ("random", "persistent")}
+
+
 @pytest.fixture(scope="module")
 def midrun(transport):
-    """(P, pattern) -> its launch of workers/collectives_midrun.py, made on first use
-    and shared by the tests that read it."""
+    """(P, pattern) -> its run of workers/collectives_midrun.py, made on first use and
+    shared by the tests that read it."""
     launches = {}
 
     def launch(np_, pattern):
         if (np_, pattern) not in launches:
-            extra = [HELD, AHEAD] if (np_, pattern) == (4, "random") else []
-            launches[np_, pattern] = run_mpi("collectives_midrun.py", np_, pattern, STEPS,
-                                             *SCENARIOS, *extra, timeout=360)
+            launches[np_, pattern] = (
+                RESIDENT[np_, pattern].run() if (np_, pattern) in RESIDENT else
+                run_mpi("collectives_midrun.py", np_, pattern, STEPS, *SCENARIOS,
+                        timeout=360))
         return launches[np_, pattern]
     return launch
 
@@ -120,13 +131,17 @@ def test_a_held_back_rank_is_not_waited_for(midrun):
         assert max(sc["step_wait_s"]) < 0.5, max(sc["step_wait_s"])
 
 
+KERAS_MIDRUN = resident.item("keras_callbacks_midrun.py", 4, "random", "persistent",
+                             framework="tensorflow", timeout=420)
+
+
 @pytest.mark.tf
-def test_keras_fit_with_horovod_callbacks_over_many_epochs(mpi, tmp_path):
+def test_keras_fit_with_horovod_callbacks_over_many_epochs(transport):
     """Keras model.fit in graph mode, defaults, 10 epochs under random and persistent
     imbalance, with the broadcast, metric average and warmup callbacks, a Horovod
     allreduce at each epoch end, validation every epoch and a rank-0 checkpoint."""
-    run = mpi("keras_callbacks_midrun.py", 4, str(tmp_path), "random", "persistent",
-              timeout=420)
+    run = KERAS_MIDRUN.run()
+    checkpoints = pathlib.Path(run.results_dir)
     for i, pattern in enumerate(("random", "persistent")):
         runs = {rank: res["results"][i] for rank, res in run.results.items()}
         for rank, r in runs.items():
@@ -143,7 +158,7 @@ def test_keras_fit_with_horovod_callbacks_over_many_epochs(mpi, tmp_path):
         for rank in runs:
             assert runs[rank]["loss"] == pytest.approx(runs[0]["loss"], abs=1e-9)
             assert runs[rank]["allreduced"] == pytest.approx(runs[0]["allreduced"])
-        assert len(list(tmp_path.glob(f"run{i}-*.weights.h5"))) == 10
+        assert len(list(checkpoints.glob(f"run{i}-*.weights.h5"))) == 10
 
 
 # workers/drift_consensus.py's two configurations (steps:allreduce every K:slowdown of

@@ -112,7 +112,9 @@ def run(index, scenario):
         elif kind == "late" and (step + 1) % k == 0:
             v = torch.full((64,), float(rank))
             for _ in range(3):
-                v = hvd.group_allreduce(v, name=f"late{index}.{step}", sync_period=3,
+                # The pattern in the name: a resident launch runs both patterns, and a
+                # stream of the same name would go on from the first run's rounds.
+                v = hvd.group_allreduce(v, name=f"late.{pattern}{index}.{step}", sync_period=3,
                                         global_rounds="wait_avoiding")
             assert abs(float(v.mean()) - (size - 1) / 2) < 1e-3 * size, float(v.mean())
             collectives += 1

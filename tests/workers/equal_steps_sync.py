@@ -40,4 +40,4 @@ opt.sync()
 sync_s = time.monotonic() - t0
 flat = torch.cat([p.detach().flatten() for p in model.parameters()])
 emit(rank, params=flat.tolist(), sync_s=sync_s,
-     stream=hvd.stats("wagma.optimizer0.model0"))
+     stream=hvd.stats(opt.wagma_status().stream()))

@@ -3,7 +3,8 @@ under stragglers, with the callbacks a Horovod Keras script uses: the broadcast,
 metric average, the learning-rate warmup, a Horovod allreduce of a metric at each
 epoch end, validation every epoch and a rank-0 checkpoint. It must run to its end.
 
-Usage: keras_callbacks_midrun.py CHECKPOINT_DIR PATTERN [PATTERN ...]
+Usage: keras_callbacks_midrun.py PATTERN [PATTERN ...]; rank 0's checkpoints go to the
+run's results directory (WAGMA_TEST_RESULTS).
   PATTERN: random (two ranks per batch, from a shared seed, sleep 20 ms more) or
            persistent (the last rank's batches take 3x as long, plus 4 ms).
 """
@@ -21,7 +22,7 @@ from common import emit
 
 EPOCHS, BATCH, SAMPLES, BASE_S, DELAY_S = 10, 16, 256, 0.002, 0.02
 
-checkpoint_dir, patterns = sys.argv[1], sys.argv[2:]
+checkpoint_dir, patterns = os.environ["WAGMA_TEST_RESULTS"], sys.argv[1:]
 hvd.init()
 rank, size = hvd.rank(), hvd.size()
 tf.config.threading.set_intra_op_parallelism_threads(1)

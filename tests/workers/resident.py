@@ -24,6 +24,10 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 LAUNCH_DIR = os.environ["WAGMA_TEST_RESULTS"]
 
+if os.environ.get("WAGMA_TEST_FRAMEWORK") == "tensorflow":
+    # Keras workers need Keras 2, which must be chosen before TensorFlow is imported
+    # (horovod_wagma.keras); TensorFlow's own workers run the same on it.
+    import horovod_wagma.keras  # noqa: E402,F401
 import frameworks  # noqa: E402,F401 - imports the frontend and framework once
 from world import launch_rank, world  # noqa: E402
 
