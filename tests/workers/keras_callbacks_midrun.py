@@ -25,7 +25,8 @@ EPOCHS, BATCH, SAMPLES, BASE_S, DELAY_S = 10, 16, 256, 0.002, 0.02
 checkpoint_dir, patterns = os.environ["WAGMA_TEST_RESULTS"], sys.argv[1:]
 hvd.init()
 rank, size = hvd.rank(), hvd.size()
-tf.config.threading.set_intra_op_parallelism_threads(1)
+if tf.config.threading.get_intra_op_parallelism_threads() != 1:  # a resident launch set it
+    tf.config.threading.set_intra_op_parallelism_threads(1)
 
 
 class Straggler(tf.keras.callbacks.Callback):

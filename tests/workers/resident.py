@@ -28,7 +28,12 @@ if os.environ.get("WAGMA_TEST_FRAMEWORK") == "tensorflow":
     # Keras workers need Keras 2, which must be chosen before TensorFlow is imported
     # (horovod_wagma.keras); TensorFlow's own workers run the same on it.
     import horovod_wagma.keras  # noqa: E402,F401
-import frameworks  # noqa: E402,F401 - imports the frontend and framework once
+import frameworks  # noqa: E402 - imports the frontend and framework once
+
+if frameworks.NAME == "tensorflow":
+    # What the Keras workers ask for (ranks outnumber cores); it cannot be changed
+    # once TensorFlow has started, which init() below does.
+    frameworks.tf.config.threading.set_intra_op_parallelism_threads(1)
 from world import launch_rank, world  # noqa: E402
 
 frameworks.hvd.init()
