@@ -31,7 +31,7 @@ MPI_ENV = {
 # Every launch the suite starts goes through mpi_command; the totals are printed at the
 # end of the run, since launches (Python and framework imports on every rank) are most
 # of the suite's time.
-LAUNCHES = {"mpi": 0, "gloo": 0}
+LAUNCHES = {"mpi": 0, "gloo": 0, "jobs": 0}  # jobs: elastic and multi-host
 TRANSPORTS = ("mpi", "gloo")
 CURRENT = {"transport": "mpi"}  # set by the `transport` fixture
 
@@ -70,6 +70,15 @@ def pytest_collection_modifyitems(config, items):
             config.hook.pytest_deselected(items=drop)
             items[:] = keep
     resident.SELECTED_MODULES.update(item.module.__name__ for item in items)
+
+
+def pytest_itemcollected(item):
+    """`extended_when(name=value, ...)`: the test is `extended` (make test-all only) in
+    the cases whose parameters match, e.g. its TensorFlow run."""
+    marker = item.get_closest_marker("extended_when")
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    if marker is not None and all(params.get(k) == v for k, v in marker.kwargs.items()):
+        item.add_marker(pytest.mark.extended)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -211,7 +220,9 @@ def pytest_runtest_logreport(report):
 
 
 def pytest_terminal_summary(terminalreporter):
-    terminalreporter.write_line(f"launches: {LAUNCHES['mpi']} mpirun, "
-                                f"{LAUNCHES['gloo']} horovodrun --gloo")
+    terminalreporter.write_line(
+        f"launches: {sum(LAUNCHES.values())} ({LAUNCHES['mpi']} mpirun, "
+        f"{LAUNCHES['gloo']} horovodrun --gloo, {LAUNCHES['jobs']} elastic or "
+        f"multi-host jobs)")
     for module, seconds in sorted(MODULE_SECONDS.items(), key=lambda kv: -kv[1]):
         terminalreporter.write_line(f"{seconds:8.1f}s  {module}")

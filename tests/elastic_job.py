@@ -12,7 +12,7 @@ import time
 import numpy as np
 import pytest
 
-from conftest import WORKERS
+from conftest import LAUNCHES, WORKERS
 
 GLOO_TIMEOUT_S = 5
 STACKS_AFTER_S = 100  # each rank dumps its threads' stacks if still running then
@@ -71,6 +71,7 @@ class ElasticJob:
         self._launch()
 
     def _launch(self):
+        LAUNCHES["jobs"] += 1
         self.proc = subprocess.Popen(self._cmd, env=self._env, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, text=True,
                                      start_new_session=True)

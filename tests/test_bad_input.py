@@ -74,7 +74,7 @@ def test_init_rejects_invalid_knobs(kwargs):
         WagmaConfig(**kwargs)
 
 
-@pytest.mark.parametrize("mode", ["differ", "malformed"])
+@pytest.mark.parametrize("mode", ["differ", pytest.param("malformed", marks=pytest.mark.extended)])
 def test_fragment_settings_must_match_on_every_rank(mpi, mode):
     run = mpi("fragment_settings.py", 3, mode, timeout=120)
     assert sorted(run.results) == [0, 1, 2]

@@ -61,6 +61,7 @@ def test_host_killed_survivors_go_on_without_rollback(tmp_path):
     assert len(glob.glob(str(tmp_path / "trace.[0-3].json"))) == 4  # generation 1 kept
 
 
+@pytest.mark.extended
 def test_keras_host_killed_survivors_go_on_without_rollback(tmp_path):
     """The Keras twin (workers/elastic_train_keras.py): model.fit inside
     hvd.elastic.run, WagmaState for KerasState. The WAGMA op's membership change reaches
@@ -77,6 +78,7 @@ def test_keras_host_killed_survivors_go_on_without_rollback(tmp_path):
     print("keras host killed: first step on 2 ranks after (s):", sorted(took.values()))
 
 
+@pytest.mark.extended
 def test_a_stopped_host_is_found_by_liveness_probes(tmp_path):
     """Both ranks of a host stopped (SIGSTOP), not killed: no connection closes, so only
     the engines' liveness probes (a heartbeat under elastic) can tell. Every survivor's
@@ -145,6 +147,7 @@ def test_a_stopped_host_is_found_by_liveness_probes(tmp_path):
         assert done["changes"][-1]["lost"] == victim_ranks, done["changes"]
 
 
+@pytest.mark.extended
 def test_a_minority_left_alone_is_fenced(tmp_path):
     """Three of four ranks killed: the lone survivor keeps 1 of 4, not a majority
     (whichever rank it is), so it must stop with the "fenced" error, never train on
@@ -219,6 +222,7 @@ def test_host_added_starts_from_the_survivors_average(tmp_path):
     assert out is not None
 
 
+@pytest.mark.extended
 def test_an_idle_engine_sleeps_through_the_heartbeat(mpi, monkeypatch):
     """Under Horovod elastic every engine sends a liveness heartbeat to peers it has
     not heard from for a second. Liveness traffic is not work: an engine left idle (the

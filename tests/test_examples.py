@@ -38,6 +38,7 @@ def test_pytorch_mnist_swapped_line_learns_like_horovod(tmp_path):
 
 
 @pytest.mark.tf
+@pytest.mark.extended  # Keras's fit with Horovod's callbacks: test_keras.py, test_no_deadlock.py
 def test_keras_mnist_swapped_line_learns(tmp_path):
     wagma, stdout = run_example("keras_mnist.py", "wagma", tmp_path / "w.json",
                                 "--epochs", "3", "--steps", "128",

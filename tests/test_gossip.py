@@ -22,11 +22,14 @@ pytestmark = [pytest.mark.ranks, pytest.mark.slow]
 # messages to other nodes are cut, and this machine is one node): fragments that
 # split elements, and a last short one, must reassemble exactly.
 # gloo_heavy: 45-70 s each on Gloo; make test runs them on MPI only.
-HEAVY = pytest.mark.gloo_heavy
+# make test runs P = 2, 3, 4 and TensorFlow; the 6- and 8-rank cases are make test-all's
+# (make test's multi-host gossip check cuts messages between hosts).
+HEAVY = [pytest.mark.gloo_heavy, pytest.mark.extended]
 CASES = ([("torch", P, "engine") for P in (2, 3, 4)]
          + [pytest.param("torch", P, "engine", marks=HEAVY) for P in (6, 8)]
          + [pytest.param("tensorflow", 3, "engine", marks=pytest.mark.tf),
-            pytest.param("torch", 6, "caller", marks=HEAVY), ("torch", 6, "cut")])
+            pytest.param("torch", 6, "caller", marks=HEAVY),
+            pytest.param("torch", 6, "cut", marks=pytest.mark.extended)])
 
 
 # The cases that need no engine settings of their own run in the resident launches.

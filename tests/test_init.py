@@ -5,7 +5,8 @@ import pytest
 pytestmark = pytest.mark.ranks
 
 
-@pytest.mark.parametrize("mode", ["static", "dynamic"])
+@pytest.mark.parametrize("mode", [pytest.param("static", marks=pytest.mark.extended),
+                                  "dynamic"])
 def test_op_works_after_plain_hvd_init(mpi, mode):
     env = {"HOROVOD_DYNAMIC_PROCESS_SETS": "1"} if mode == "dynamic" else {}
     run = mpi("plain_init.py", 4, mode, timeout=120, env=env)
@@ -20,7 +21,8 @@ def test_op_works_after_plain_hvd_init(mpi, mode):
 
 # On Gloo init() registers no group process sets (basics.py says why): MPI only.
 @pytest.mark.mpi_only
-@pytest.mark.parametrize("P,S", [(6, 4), (6, 2), (3, 4), (8, 2)])
+@pytest.mark.parametrize("P,S", [(6, 4)] + [pytest.param(P, S, marks=pytest.mark.extended)
+                                           for P, S in [(6, 2), (3, 4), (8, 2)]])
 def test_every_phase_group_is_a_horovod_process_set(mpi, P, S):
     run = mpi("process_sets.py", P, S, timeout=120)
     for rank, res in run.results.items():

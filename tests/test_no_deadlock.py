@@ -67,11 +67,13 @@ def midrun(transport):
 # 8-rank launches: 155-230 s each on Gloo, where one of two runs failed (Horovod shut
 # itself down mid-run; cause not yet found): MPI only in make test.
 HEAVY = pytest.mark.gloo_heavy
+# The 8-rank launches run in make test-all; make test runs the same scenarios on 4.
+EIGHT_RANKS = [HEAVY, pytest.mark.extended]
 
 
-@pytest.mark.parametrize("np_,pattern", [(4, "random"), pytest.param(8, "random", marks=HEAVY),
+@pytest.mark.parametrize("np_,pattern", [(4, "random"), pytest.param(8, "random", marks=EIGHT_RANKS),
                                          (4, "persistent"),
-                                         pytest.param(8, "persistent", marks=HEAVY)])
+                                         pytest.param(8, "persistent", marks=EIGHT_RANKS)])
 def test_horovod_collectives_mid_run_finish(midrun, np_, pattern):
     steps = STEPS
     run = midrun(np_, pattern)
@@ -173,6 +175,7 @@ def drift(transport):
 
 
 @HEAVY  # 8 ranks
+@pytest.mark.extended
 def test_a_lagging_rank_keeps_averaging_while_the_others_wait_in_a_collective(drift):
     """Values old in rounds but ahead in steps count. The fast ranks wait in a Horovod
     allreduce every 60 steps while the 4x slower last rank runs its remaining steps:
@@ -192,6 +195,7 @@ def test_a_lagging_rank_keeps_averaging_while_the_others_wait_in_a_collective(dr
 
 
 @HEAVY  # 8 ranks
+@pytest.mark.extended
 def test_no_rank_runs_off_after_a_collective_that_a_persistent_straggler_was_late_for(drift):
     """A 2x slower rank and a Horovod allreduce every 100 steps. While the others wait
     there, the slow rank activates rounds that their engines join with their parked

@@ -12,6 +12,7 @@ from conftest import framework_env
 pytestmark = pytest.mark.ranks
 
 
+@pytest.mark.extended_when(framework="tensorflow")
 def test_stats_count_a_known_straggler(mpi, framework, tmp_path):
     trace = str(tmp_path / "trace.json")
     run = mpi("stats_scenario.py", 2, timeout=120,
