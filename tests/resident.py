@@ -37,9 +37,10 @@ _LAUNCHES = {}  # (transport, np, framework) -> ResidentLaunch
 
 
 class Item:
-    def __init__(self, worker, np_, args, framework, timeout, module):
+    def __init__(self, worker, np_, args, framework, timeout, module, last):
         self.worker, self.np, self.args = worker, np_, [str(a) for a in args]
         self.framework, self.timeout, self.module = framework, timeout, module
+        self.last = last
         self.name = f"{module}:{worker} {' '.join(self.args)}".strip()
 
     def run(self):
@@ -57,11 +58,13 @@ class Item:
         return Launch(self.run())
 
 
-def item(worker, np_, *args, framework="torch", timeout=180):
+def item(worker, np_, *args, framework="torch", timeout=180, last=False):
     """Declares that the calling test module runs tests/workers/<worker> with `args` on
-    np_ ranks inside the resident launch for (np_, framework)."""
+    np_ ranks inside the resident launch for (np_, framework). `last`: after the items
+    without it; for workers that leave many streams (failed ones included) in the
+    engine, which slow the rounds of timing checks that would follow them."""
     module = sys._getframe(1).f_globals["__name__"]
-    declared = Item(worker, np_, args, framework, timeout, module)
+    declared = Item(worker, np_, args, framework, timeout, module, last)
     ITEMS.append(declared)
     return declared
 
@@ -74,8 +77,8 @@ class ResidentLaunch:
 
         from conftest import framework_env, mpi_command
         transport, np_, framework = key
-        self.items = [it for it in ITEMS if (it.np, it.framework) == (np_, framework)
-                      and it.module in SELECTED_MODULES]
+        self.items = sorted((it for it in ITEMS if (it.np, it.framework) == (np_, framework)
+                             and it.module in SELECTED_MODULES), key=lambda it: it.last)
         plan_file = tempfile.NamedTemporaryFile("w", suffix=".json", prefix="wagma_plan_",
                                                 delete=False)
         self.item_dirs = {}

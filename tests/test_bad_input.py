@@ -10,7 +10,7 @@ import resident
 pytestmark = pytest.mark.ranks
 
 
-BAD_INPUT = {fw: resident.item("bad_input.py", 3, framework=fw, timeout=180)
+BAD_INPUT = {fw: resident.item("bad_input.py", 3, framework=fw, timeout=180, last=True)
              for fw in ("torch", "tensorflow")}
 
 

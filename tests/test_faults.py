@@ -112,7 +112,8 @@ def test_signal_on_one_rank_ends_every_rank(sig):
 
 
 # The engine stays usable after these errors (the last check): the resident launches.
-MIDRUN_MISMATCH = {fw: resident.item("midrun_mismatch.py", 3, framework=fw, timeout=150)
+MIDRUN_MISMATCH = {fw: resident.item("midrun_mismatch.py", 3, framework=fw, timeout=150,
+                                     last=True)
                    for fw in ("torch", "tensorflow")}
 
 

@@ -27,7 +27,7 @@ MAX_EXAMPLES = 250
 SUPPORTED = ("float32", "float64", "float16", "bfloat16")
 
 
-FUZZ = {fw: resident.item("fuzz.py", NP, MAX_EXAMPLES, framework=fw, timeout=240)
+FUZZ = {fw: resident.item("fuzz.py", NP, MAX_EXAMPLES, framework=fw, timeout=240, last=True)
         for fw in ("torch", "tensorflow")}
 
 
