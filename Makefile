@@ -70,7 +70,8 @@ mutation-check: install
 
 # Three emulated hosts (network namespaces, TCP, per-link latency and bandwidth caps):
 # gossip exactness, a straggler host, horovodrun, a host killed and a link cut, with a
-# summary line. Needs root; make test runs the same checks (tests/test_multihost.py).
+# summary line. Needs root; make test-all runs the same checks (tests/test_multihost.py),
+# make test the gossip one.
 multihost: install
 	$(PY) multihost/checks.py
 
