@@ -72,13 +72,18 @@ def item(worker, np_, *args, framework="torch", timeout=180, last=False):
 class ResidentLaunch:
     """One launch of workers/resident.py running the selected items of one key."""
 
-    def __init__(self, key):
+    def __init__(self, key, items=None):
+        """`items`: these instead of the declared ones (the harness's own test)."""
         import json
 
         from conftest import framework_env, mpi_command
         transport, np_, framework = key
-        self.items = sorted((it for it in ITEMS if (it.np, it.framework) == (np_, framework)
-                             and it.module in SELECTED_MODULES), key=lambda it: it.last)
+        if items is None:
+            items = [it for it in ITEMS if (it.np, it.framework) == (np_, framework)
+                     and it.module in SELECTED_MODULES]
+        self.items = sorted(items, key=lambda it: it.last)
+        names = [it.name for it in self.items]
+        assert len(set(names)) == len(names), f"two items of one launch share a name: {names}"
         plan_file = tempfile.NamedTemporaryFile("w", suffix=".json", prefix="wagma_plan_",
                                                 delete=False)
         self.item_dirs = {}
