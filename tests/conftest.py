@@ -70,6 +70,8 @@ def pytest_collection_modifyitems(config, items):
             config.hook.pytest_deselected(items=drop)
             items[:] = keep
     resident.SELECTED_MODULES.update(item.module.__name__ for item in items)
+    resident.SELECTED_EXTENDED.update(item.module.__name__ for item in items
+                                      if item.get_closest_marker("extended") is not None)
 
 
 def pytest_itemcollected(item):
@@ -226,3 +228,10 @@ def pytest_terminal_summary(terminalreporter):
         f"multi-host jobs)")
     for module, seconds in sorted(MODULE_SECONDS.items(), key=lambda kv: -kv[1]):
         terminalreporter.write_line(f"{seconds:8.1f}s  {module}")
+    # A resident launch's time shows under the first module that needed it: its items.
+    for (transport, np_, framework), launch in sorted(resident.LAUNCHES.items()):
+        terminalreporter.write_line(f"resident launch {transport}, {np_} ranks, {framework}: "
+                                    f"{launch.elapsed:.1f}s")
+        for name, seconds in launch.item_seconds().items():
+            shown = "not finished" if seconds is None else f"{seconds:.1f}s"
+            terminalreporter.write_line(f"    {shown:>12}  {name[:100]}")

@@ -33,14 +33,15 @@ import pytest
 
 ITEMS = []  # every declared item, in declaration order (module import order)
 SELECTED_MODULES = set()  # modules with a selected test (conftest's collection hook)
-_LAUNCHES = {}  # (transport, np, framework) -> ResidentLaunch
+SELECTED_EXTENDED = set()  # modules with a selected test marked `extended`
+LAUNCHES = {}  # (transport, np, framework) -> ResidentLaunch
 
 
 class Item:
-    def __init__(self, worker, np_, args, framework, timeout, module, last):
+    def __init__(self, worker, np_, args, framework, timeout, module, last, extended=False):
         self.worker, self.np, self.args = worker, np_, [str(a) for a in args]
         self.framework, self.timeout, self.module = framework, timeout, module
-        self.last = last
+        self.last, self.extended = last, extended
         self.name = f"{module}:{worker} {' '.join(self.args)}".strip()
 
     def run(self):
@@ -48,9 +49,9 @@ class Item:
         raised or exited with an error on any rank, or a rank left no result."""
         from conftest import CURRENT
         key = (CURRENT["transport"], self.np, self.framework)
-        if key not in _LAUNCHES:
-            _LAUNCHES[key] = ResidentLaunch(key)
-        return _LAUNCHES[key].result(self)
+        if key not in LAUNCHES:
+            LAUNCHES[key] = ResidentLaunch(key)
+        return LAUNCHES[key].result(self)
 
     def scenarios(self):
         """This item as a conftest.Launch (workers that run common.run_scenarios)."""
@@ -58,13 +59,15 @@ class Item:
         return Launch(self.run())
 
 
-def item(worker, np_, *args, framework="torch", timeout=180, last=False):
+def item(worker, np_, *args, framework="torch", timeout=180, last=False, extended=False):
     """Declares that the calling test module runs tests/workers/<worker> with `args` on
     np_ ranks inside the resident launch for (np_, framework). `last`: after the items
     without it; for workers that leave many streams (failed ones included) in the
-    engine, which slow the rounds of timing checks that would follow them."""
+    engine, which slow the rounds of timing checks that would follow them.
+    `extended`: only read by tests marked `extended`, so run only when one of the
+    module's extended tests is selected (make test-all)."""
     module = sys._getframe(1).f_globals["__name__"]
-    declared = Item(worker, np_, args, framework, timeout, module, last)
+    declared = Item(worker, np_, args, framework, timeout, module, last, extended)
     ITEMS.append(declared)
     return declared
 
@@ -80,7 +83,8 @@ class ResidentLaunch:
         transport, np_, framework = key
         if items is None:
             items = [it for it in ITEMS if (it.np, it.framework) == (np_, framework)
-                     and it.module in SELECTED_MODULES]
+                     and it.module in SELECTED_MODULES
+                     and (not it.extended or it.module in SELECTED_EXTENDED)]
         self.items = sorted(items, key=lambda it: it.last)
         names = [it.name for it in self.items]
         assert len(set(names)) == len(names), f"two items of one launch share a name: {names}"
@@ -139,6 +143,19 @@ class ResidentLaunch:
         out.seek(0)
         err.seek(0)
         self.stdout, self.stderr = out.read(), err.read()
+
+    def item_seconds(self):
+        """item name -> the longest any rank spent in it (None if not finished)."""
+        out = {}
+        for it in self.items:
+            seconds = []
+            for r in range(self.np):
+                path = os.path.join(self.item_dirs[it.name], f"done.rank{r}")
+                if os.path.exists(path):
+                    with open(path) as f:
+                        seconds.append(float(f.read()))
+            out[it.name] = max(seconds) if len(seconds) == self.np else None
+        return out
 
     def _done(self, it):
         d = self.item_dirs[it.name]

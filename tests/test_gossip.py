@@ -27,13 +27,15 @@ pytestmark = [pytest.mark.ranks, pytest.mark.slow]
 HEAVY = [pytest.mark.gloo_heavy, pytest.mark.extended]
 CASES = ([("torch", P, "engine") for P in (2, 3, 4)]
          + [pytest.param("torch", P, "engine", marks=HEAVY) for P in (6, 8)]
-         + [pytest.param("tensorflow", 3, "engine", marks=pytest.mark.tf),
+         # TensorFlow's op: test_global_rounds, test_straggler, test_fuzz in make test.
+         + [pytest.param("tensorflow", 3, "engine", marks=[pytest.mark.tf, pytest.mark.extended]),
             pytest.param("torch", 6, "caller", marks=HEAVY),
             pytest.param("torch", 6, "cut", marks=pytest.mark.extended)])
 
 
 # The cases that need no engine settings of their own run in the resident launches.
-RESIDENT = {(framework, P): resident.item("gossip.py", P, framework=framework, timeout=400)
+RESIDENT = {(framework, P): resident.item("gossip.py", P, framework=framework, timeout=400,
+                                          extended=framework == "tensorflow")
             for framework, P in (("torch", 3), ("torch", 4), ("tensorflow", 3))}
 
 

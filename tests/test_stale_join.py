@@ -16,7 +16,8 @@ EXPECTED = {
 }
 
 
-SCENARIOS = {fw: resident.item("stale_join.py", 2, *EXPECTED, framework=fw, timeout=300)
+SCENARIOS = {fw: resident.item("stale_join.py", 2, *EXPECTED, framework=fw, timeout=300,
+                              extended=fw == "tensorflow")
              for fw in ("torch", "tensorflow")}
 
 
