@@ -229,7 +229,7 @@ def pytest_terminal_summary(terminalreporter):
     for module, seconds in sorted(MODULE_SECONDS.items(), key=lambda kv: -kv[1]):
         terminalreporter.write_line(f"{seconds:8.1f}s  {module}")
     # A resident launch's time shows under the first module that needed it: its items.
-    for (transport, np_, framework), launch in sorted(resident.LAUNCHES.items()):
+    for (transport, np_, framework), launch in sorted(resident.STARTED.items()):
         terminalreporter.write_line(f"resident launch {transport}, {np_} ranks, {framework}: "
                                     f"{launch.elapsed:.1f}s")
         for name, seconds in launch.item_seconds().items():

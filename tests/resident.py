@@ -34,7 +34,7 @@ import pytest
 ITEMS = []  # every declared item, in declaration order (module import order)
 SELECTED_MODULES = set()  # modules with a selected test (conftest's collection hook)
 SELECTED_EXTENDED = set()  # modules with a selected test marked `extended`
-LAUNCHES = {}  # (transport, np, framework) -> ResidentLaunch
+STARTED = {}  # (transport, np, framework) -> its ResidentLaunch
 
 
 class Item:
@@ -49,9 +49,9 @@ class Item:
         raised or exited with an error on any rank, or a rank left no result."""
         from conftest import CURRENT
         key = (CURRENT["transport"], self.np, self.framework)
-        if key not in LAUNCHES:
-            LAUNCHES[key] = ResidentLaunch(key)
-        return LAUNCHES[key].result(self)
+        if key not in STARTED:
+            STARTED[key] = ResidentLaunch(key)
+        return STARTED[key].result(self)
 
     def scenarios(self):
         """This item as a conftest.Launch (workers that run common.run_scenarios)."""
