@@ -1,5 +1,4 @@
 """init(): Horovod with MPI, process-set registration, lazy start after hvd.init()."""
-import os
 import pytest
 
 pytestmark = pytest.mark.ranks
