@@ -14,6 +14,7 @@ import tempfile
 import pytest
 
 import resident
+from horovodrun_launcher import command as horovodrun_command
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKERS = os.path.join(HERE, "workers")
@@ -92,12 +93,13 @@ def transport(request):
 
 
 def launch_prefix(np_, transport=None):
-    """The launcher's command up to the program: mpirun, or horovodrun --gloo."""
+    """(the launcher's command up to the program, the environment it adds): mpirun, or
+    horovodrun --gloo (tests/horovodrun_launcher.py)."""
     transport = transport or CURRENT["transport"]
     if transport == "gloo":
-        horovodrun = os.path.join(os.path.dirname(sys.executable), "horovodrun")
-        return [horovodrun, "--gloo", "-np", str(np_), "-H", f"localhost:{np_}"]
-    return ["mpirun", "-np", str(np_), "--oversubscribe", "--bind-to", "none"]
+        horovodrun, env = horovodrun_command()
+        return horovodrun + ["--gloo", "-np", str(np_), "-H", f"localhost:{np_}"], env
+    return ["mpirun", "-np", str(np_), "--oversubscribe", "--bind-to", "none"], {}
 
 
 class MpiRun:
@@ -114,10 +116,11 @@ def mpi_command(worker, np_, *args, env=None):
     """(command, environment, results directory) to run a worker on np_ ranks over
     the current transport."""
     LAUNCHES[CURRENT["transport"]] += 1
-    cmd = launch_prefix(np_) + [sys.executable, os.path.join(WORKERS, worker)] + [
-        str(a) for a in args]
+    prefix, launcher_env = launch_prefix(np_)
+    cmd = prefix + [sys.executable, os.path.join(WORKERS, worker)] + [str(a) for a in args]
     results_dir = tempfile.mkdtemp(prefix="wagma_test_")
-    full_env = dict(os.environ, **MPI_ENV, WAGMA_TEST_RESULTS=results_dir, **(env or {}))
+    full_env = dict(os.environ, **MPI_ENV, **launcher_env, WAGMA_TEST_RESULTS=results_dir,
+                    **(env or {}))
     return cmd, full_env, results_dir
 
 

@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 
 from conftest import LAUNCHES, WORKERS
+from horovodrun_launcher import command as horovodrun_command
 
 GLOO_TIMEOUT_S = 5
 STACKS_AFTER_S = 100  # each rank dumps its threads' stacks if still running then
 # How an uncaught Gloo exception ends a process: Horovod's own init, never WAGMA's engine.
 HOROVOD_START_ABORT = "terminate called after throwing an instance of 'gloo::IoException'"
-HOROVODRUN = os.path.join(os.path.dirname(sys.executable), "horovodrun")
 
 
 def read_logs(results):
@@ -49,7 +49,8 @@ class ElasticJob:
         discover = tmp_path / "discover.sh"
         discover.write_text(f"#!/bin/sh\ncat {self.hosts_file}\n")
         discover.chmod(0o755)
-        cmd = [HOROVODRUN, "-np", str(np_), "--min-np", str(min_np), "--max-np",
+        horovodrun, launcher_env = horovodrun_command()
+        cmd = horovodrun + ["-np", str(np_), "--min-np", str(min_np), "--max-np",
                str(max_np), "--host-discovery-script", str(discover),
                # Without it horovodrun waits for two hosts to find common interfaces.
                "--network-interface", "lo" if cluster is None else "eth0",
@@ -59,7 +60,8 @@ class ElasticJob:
         # collective with a survivor that already left it until this timeout (30 s by
         # default: measured 30 s before the survivors' first step on the new set). None:
         # Horovod's default.
-        env = dict(os.environ, WAGMA_TEST_RESULTS=self.results, PYTHONUNBUFFERED="1",
+        env = dict(os.environ, **launcher_env, WAGMA_TEST_RESULTS=self.results,
+                   PYTHONUNBUFFERED="1",
                    WAGMA_TEST_STACKS_AFTER=str(STACKS_AFTER_S))
         if gloo_timeout_s is not None:
             env["HOROVOD_GLOO_TIMEOUT_SECONDS"] = str(gloo_timeout_s)

@@ -33,8 +33,10 @@ THOUSANDS = scenario(3, "wait_avoiding", max_staleness=8, rounds=3000, step_s=0.
 
 
 TORCH_SCENARIOS = resident.item("global_rounds.py", P, *TORCH_ON_P, timeout=600)
+# The TensorFlow run is make test-all's (make test: Keras's wait-avoiding fit with a
+# straggler, test_keras): it alone needed a 4-rank TensorFlow launch.
 TF_SCENARIOS = resident.item("global_rounds.py", P, *TF_ON_P, framework="tensorflow",
-                             timeout=480)
+                             timeout=480, extended=True)
 THOUSANDS_SCENARIO = resident.item("global_rounds.py", 3, THOUSANDS, timeout=240)
 EQUAL_STEPS_SYNC = resident.item("equal_steps_sync.py", P, 3, 60, 0.005, timeout=120)
 
@@ -53,7 +55,8 @@ def fast_wait(results):
     return sum(sum(res["waits"]) for rank, res in results.items() if rank != len(results) - 1)
 
 
-CASES = [("torch", 2), ("torch", 4), pytest.param("tensorflow", 4, marks=pytest.mark.tf)]
+CASES = [("torch", 2), ("torch", 4),
+         pytest.param("tensorflow", 4, marks=[pytest.mark.tf, pytest.mark.extended])]
 
 
 @pytest.mark.parametrize("framework,k", CASES)

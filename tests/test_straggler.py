@@ -8,7 +8,7 @@ from conftest import FRAMEWORKS
 from horovod_wagma.common.schedule import groups
 from reference import is_global, phase_of
 
-pytestmark = pytest.mark.ranks
+pytestmark = [pytest.mark.ranks, pytest.mark.extended_when(launch="tensorflow")]
 
 DELAY = 0.5
 ROUNDS = 10
@@ -18,8 +18,11 @@ WAIT_AVOIDING = f"{DELAY},{ROUNDS},{TAU},2,1"
 SYNCHRONOUS = f"{DELAY},{ABLATION_ROUNDS},{TAU},2,0"
 
 
+# The TensorFlow run is make test-all's (make test: Keras's wait-avoiding fit with a
+# straggler, test_keras): it alone needed a 4-rank TensorFlow launch.
 SCENARIOS = {fw: resident.item("straggler.py", 4, WAIT_AVOIDING, SYNCHRONOUS, framework=fw,
-                              timeout=300) for fw in ("torch", "tensorflow")}
+                              timeout=300, extended=fw == "tensorflow")
+             for fw in ("torch", "tensorflow")}
 
 
 @pytest.fixture(scope="module", params=FRAMEWORKS)
