@@ -234,7 +234,7 @@ def pytest_terminal_summary(terminalreporter):
     # A resident launch's time shows under the first module that needed it: its items.
     for (transport, np_, framework), launch in sorted(resident.STARTED.items()):
         terminalreporter.write_line(f"resident launch {transport}, {np_} ranks, {framework}: "
-                                    f"{launch.elapsed:.1f}s")
+                                    f"{launch.elapsed:.1f}s (output: {launch.dir})")
         for name, seconds in launch.item_seconds().items():
             shown = "not finished" if seconds is None else f"{seconds:.1f}s"
             terminalreporter.write_line(f"    {shown:>12}  {name[:100]}")

@@ -119,8 +119,10 @@ class ResidentLaunch:
         return self.items[max(at)] if at else None
 
     def _run(self, cmd, env, plan_path):
-        out = tempfile.TemporaryFile("w+")
-        err = tempfile.TemporaryFile("w+")
+        # Kept in the launch's directory (the summary prints it): a passing item that
+        # took far longer than usual can still be read up afterwards (stall warnings).
+        out = open(os.path.join(self.dir, "launch.stdout"), "w+")
+        err = open(os.path.join(self.dir, "launch.stderr"), "w+")
         t0 = time.monotonic()
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, text=True, env=env,
                                 start_new_session=True)
@@ -143,6 +145,8 @@ class ResidentLaunch:
         out.seek(0)
         err.seek(0)
         self.stdout, self.stderr = out.read(), err.read()
+        out.close()
+        err.close()
 
     def item_seconds(self):
         """item name -> the longest any rank spent in it (None if not finished)."""
