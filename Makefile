@@ -10,7 +10,7 @@ export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 export OMPI_MCA_mpi_yield_when_idle := 1
 
-.PHONY: install test test-all test-unstable engine-unit-test mutation-check multihost multihost-elastic demo demo-op bench bench-kernel clean
+.PHONY: install test test-all test-unstable engine-unit-test mutation-check multihost multihost-elastic demo demo-op bench bench-peers bench-kernel clean
 
 install: $(STAMP)
 
@@ -103,6 +103,11 @@ bench: install
 	$(PY) bench/time_to_accuracy.py
 
 # The averaging kernel alone, single-threaded (no MPI traffic); lab tooling.
+# The real peers (torchft, hivemind) for bench/time_to_accuracy.py: optional.
+bench-peers: install
+	$(PY) -m pip install -q -r bench/requirements-peers.txt
+	$(PY) -c "import torchft, hivemind; print('torchft', torchft.__file__); print('hivemind', hivemind.__version__)"
+
 bench-kernel: install
 	mkdir -p build
 	g++ -std=c++17 -O2 -Icpp_ops/engine lab/kernel_bench.cc -o build/kernel_bench \

@@ -118,6 +118,13 @@ def tensorflow_extension():
     )]
 
 
+def _peer_requirements():
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench",
+                        "requirements-peers.txt")
+    with open(path) as f:
+        return [line.strip() for line in f if line.strip() and not line.startswith("#")]
+
+
 setup(
     name="horovod-wagma",
     version="0.1.0",
@@ -127,4 +134,6 @@ setup(
     ext_modules=[torch_ext] + tensorflow_extension(),
     cmdclass={"build_ext": BuildWithEngine},
     python_requires=">=3.9",
+    # The benchmark's real peers (torchft, hivemind): optional, never in make install.
+    extras_require={"peers": _peer_requirements()},
 )
