@@ -126,14 +126,18 @@ def test_a_held_back_rank_is_not_waited_for(midrun):
     assert stream[held]["rounds_left_out"] >= 5, stream[held]
     assert sum(stream[r]["rounds_kept_ahead"] for r in range(held)) >= 5, stream
     # After waking, the held rank's steps (5 .. 24) never waited long for a round:
-    # nobody's app was needed (under the old rule each waited for the stall timeout).
+    # nobody's app was needed (under the old rule each waited for the others' apps,
+    # themselves in the allreduce: no stall timeout by default, so a hang). Bound:
+    # below the 1.5 s hold, above what CPU starvation alone costs here: over Gloo the
+    # other three spin in Horovod's allreduce meanwhile (a late rank's 1.5 s of CPU
+    # took 2.9-4.6 s, tests/README.md), and one fresh-clone run measured 0.52 s.
     waits = scenario[held]["step_wait_s"][6:25]
-    assert max(waits) < 0.5, waits
+    assert max(waits) < 1.0, waits
     # The others waited for it in the allreduce, not in WAGMA rounds.
     for r in range(held):
         sc = scenario[r]
         assert sc["collective_s"] > 1.0, sc["collective_s"]
-        assert max(sc["step_wait_s"]) < 0.5, max(sc["step_wait_s"])
+        assert max(sc["step_wait_s"]) < 1.0, max(sc["step_wait_s"])
 
 
 # On 3 ranks: the TensorFlow resident launch make test starts anyway (test_keras).
