@@ -10,25 +10,25 @@ ranks' environment) is horovodrun's own code.
 
 Run as a script: `python tests/horovodrun_launcher.py HOROVODRUN_ARGS...`.
 """
+import functools
 import os
 import subprocess
 import sys
 
 _ANSWER_VAR = "WAGMA_TESTS_HOROVOD_BUILT"  # "gloo,mpi": what Horovod's check said
-_ANSWER = {}
 
 
+@functools.cache
 def _built():
-    """Horovod's own answer, asked in a child process (it forks, and pytest's process
-    holds threads)."""
-    if "built" not in _ANSWER:
-        probe = ("from horovod.common.util import gloo_built, mpi_built;"
-                 "print(','.join(k for k, f in (('gloo', gloo_built), ('mpi', mpi_built))"
-                 " if f()))")
-        out = subprocess.run([sys.executable, "-c", probe], capture_output=True,
-                             text=True, timeout=120)
-        _ANSWER["built"] = out.stdout.strip().splitlines()[-1] if out.stdout.strip() else ""
-    return _ANSWER["built"]
+    """Horovod's own answer, asked once, in a child process (it forks, and pytest's
+    process holds threads)."""
+    probe = ("from horovod.common.util import gloo_built, mpi_built;"
+             "print(','.join(k for k, f in (('gloo', gloo_built), ('mpi', mpi_built))"
+             " if f()))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         timeout=120)
+    lines = out.stdout.strip().splitlines()
+    return lines[-1] if lines else ""
 
 
 def command():
