@@ -18,18 +18,27 @@
   (beyond the paper: the DiLoCo outer step at every global round; blocking global
   rounds only, which leave every rank with the same x̄).
 
+* ``torchft_localsgd[:tau=T]``, ``torchft_diloco[:tau=T,outer=LR]``,
+  ``hivemind[:tau=T,mm=S,local=0|1]``: the real peers from their own packages
+  (bench/peers.py; ``make bench-peers``). torchft's DiLoCo keeps its own outer
+  optimizer's lr (0.7) unless ``outer`` is given.
+
 The paper's WAGMA is ``wagma:rounds=blocking``. A benchmark names the families and
 keys it supports (``check``); a value missing from a spec falls back to the
 benchmark's default for that key (e.g. its ``--sync-period``), then the library's.
 """
+from peers import KEYS as PEER_KEYS
+
 WAGMA_KEYS = {"rule": "averaging", "state": "average_optimizer_state",
               "rounds": "global_rounds", "S": "group_size", "tau": "sync_period",
               "stale": "max_staleness", "wa": "wait_avoiding",
               "drift": "drift_correction"}
 ROUNDS = {"blocking": "blocking", "wa": "wait_avoiding", "wait_avoiding": "wait_avoiding"}
 KEYS = {"horovod": set(), "localsgd": {"tau"}, "hier": {"S", "tau"},
-        "diloco": {"tau", "outer"}, "wagma": set(WAGMA_KEYS) | {"fp16", "outer"}}
+        "diloco": {"tau", "outer"}, "wagma": set(WAGMA_KEYS) | {"fp16", "outer"},
+        **PEER_KEYS}
 BASELINES = ("localsgd", "hier", "diloco")   # the local-SGD family
+PEERS = tuple(PEER_KEYS)
 
 
 def parse_spec(spec):
@@ -123,20 +132,27 @@ def build_for_task(spec, task, seed, hvd, size, tau):
     hvd.broadcast_parameters(model.state_dict(), root_rank=0)
     inner = torch.optim.SGD(model.parameters(), lr=task.lr, momentum=task.momentum)
     return model, build_torch(spec, model, inner, hvd, size,
-                              {"tau": tau, "outer": task.diloco_outer_lr})
+                              {"tau": tau, "outer": task.diloco_outer_lr},
+                              batch=task.batch)
 
 
-def build_torch(spec, model, inner, hvd, size, defaults, wagma_defaults=None):
+def build_torch(spec, model, inner, hvd, size, defaults, wagma_defaults=None,
+                batch=None):
     """The method object for ``spec`` around ``model`` (already broadcast) and its
     local optimizer ``inner``. It has ``zero_grad()``, ``step()`` (after backward:
     the update and the method's communication), ``lockstep``, ``synced(i)`` (True when
     after its i-th step, 0-based, every rank has just passed the same synchronising
     step, so a check there adds no wait the method does not have) and ``finish()``.
     ``defaults``: the benchmark's values for the other families' keys (tau, outer);
-    ``wagma_defaults``: for wagma's (else the library's defaults apply)."""
+    ``wagma_defaults``: for wagma's (else the library's defaults apply); ``batch``:
+    samples per rank and step (hivemind counts its epochs in samples)."""
     name, opts = parse_spec(spec)
     if name == "wagma":
         opts = dict(_given(wagma_defaults), **opts)
+    elif name in PEERS:
+        import peers
+        return peers.build(name, dict(_given({"tau": defaults.get("tau")}), **opts),
+                           model, inner, batch)
     else:
         opts = dict(_given(defaults), **opts)
     tau = opts.get("tau")
