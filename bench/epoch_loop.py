@@ -11,7 +11,8 @@ clock, its compute off it), where every rank meets the others.
 A method is a bench/methods.py spec (``horovod``, ``localsgd``, ``wagma[:...]``), with
 ``+balanced`` for BalancedDistributedSampler instead of torch's DistributedSampler, or
 ``+lbbsp`` for BalancedBatchSampler (equal steps, per-rank batches proportional to
-speed, the loss scaled by its ``loss_weight``: LB-BSP, for ``horovod``).
+speed, the loss scaled by its ``loss_weight``: LB-BSP, for ``horovod``). The torchft
+peers (``torchft_localsgd``, ``torchft_diloco``) run with equal shards only.
 Cases (per-rank step time as a multiple of --step-time): persistent (rank 0 2x),
 mixed (rank 0 3x, ranks 1-2 1.5x), noisy (persistent plus the paper's random noise:
 2 ranks 40 ms late at every step), homogeneous. Reports time to target (of the
@@ -57,7 +58,13 @@ def parse_method(text):
     spec, plus, sampler = text.partition("+")
     if plus and sampler not in SAMPLERS[1:]:
         raise ValueError(f"{text!r}: the sampler suffix is +balanced or +lbbsp")
-    registry.parse_spec(spec)
+    name, _ = registry.parse_spec(spec)
+    if name == "hivemind":
+        raise ValueError(f"{text!r}: hivemind's peers cannot meet a Horovod collective "
+                         "at every epoch end (bench/peers.py); time_to_accuracy.py runs it")
+    if name in registry.PEERS and plus:
+        raise ValueError(f"{text!r}: torchft synchronises every tau steps on every "
+                         "replica, so every rank needs as many steps an epoch: equal shards")
     return spec, sampler or "equal"
 
 

@@ -27,6 +27,11 @@ from datetime import timedelta
 
 # torchft's Rust side logs every quorum at INFO; warnings and errors still show.
 os.environ.setdefault("RUST_LOG", "warn")
+# hivemind shares its averaged tensors with its averager process through torch's
+# "file_system" strategy by default, whose torch_shm_manager timed out here under 8
+# ranks on 2 cores ("Shared memory manager connection has timed out", in the
+# Optimizer's construction); hivemind reads this variable to choose another strategy.
+os.environ.setdefault("HIVEMIND_MEMORY_SHARING_STRATEGY", "file_descriptor")
 
 # Keys of the peers' specs (bench/methods.py syntax): tau: torchft's sync_every, and
 # hivemind's target_batch_size in global batches (tau x ranks x batch samples);
@@ -37,6 +42,9 @@ KEYS = {"torchft_localsgd": {"tau"}, "torchft_diloco": {"tau", "outer"},
 # DiLoCo's outer optimizer as torchft's own DiLoCo tests and the DiLoCo paper set it.
 DILOCO_OUTER = dict(lr=0.7, momentum=0.9, nesterov=True)
 HIVEMIND_MATCHMAKING_S = 15.0   # hivemind.Optimizer's default matchmaking_time
+
+
+_RETIRED = []
 
 
 def _comm():
@@ -109,6 +117,10 @@ class _TorchftReplica:
         self.comm.Barrier()
         if self.lighthouse is not None:
             self.lighthouse.shutdown()
+        # Kept, not freed: the Gloo process group's destructor (torch 2.13) crashed
+        # once with a segfault in its thread join when a finished run's replica was
+        # garbage-collected during the next run.
+        _RETIRED.append(self)
 
 
 class _Torchft(_Method):

@@ -150,3 +150,29 @@ def test_steps_to_accuracy_analysis_per_seed_at_equal_steps():
     assert w["spread_final"] == (0.4, 0.4, 0.4)
     assert s2a.verdict("noniid", w).startswith("avg x1.4: met; own within 2: MISSED")
     assert s2a.verdict("iid", w) == "avg x1.2: met"
+
+
+def test_peer_specs_and_wagma_as_a_multiple_of_each_peer():
+    """The real peers (bench/peers.py) parse like every method, refuse keys they do
+    not have, and each case row gives WAGMA's time over the method's, per seed; the
+    random-imbalance target against a peer is WAGMA <= 0.8x its time."""
+    assert methods.parse_spec("hivemind:tau=50,mm=0.5,local=1") == (
+        "hivemind", {"tau": 50, "mm": 0.5, "local": 1})
+    assert methods.parse_spec("torchft_diloco:tau=20,outer=0.7")[1] == {"tau": 20,
+                                                                        "outer": 0.7}
+    with pytest.raises(ValueError, match="unknown options"):
+        methods.parse_spec("torchft_localsgd:outer=0.7")
+    assert methods.blocking("torchft_localsgd") and "hivemind" in methods.PEERS
+    assert "torchft_localsgd" not in methods.BASELINES   # not a 'best local' candidate
+    curves = {"horovod": [10.0, 20.0], "wagma": [3.0, 4.0],
+              "torchft_localsgd": [4.0, 4.0], "hivemind": [6.0, 5.0]}
+    runs = [_run(m, s, [[0.0, 10.0], [t, 91.0]]) for m, ts in curves.items()
+            for s, t in enumerate(ts)]
+    rows, best = tta.analyse_case(runs, list(curves), target=90.0)
+    assert best is None and rows["wagma"]["wagma_x"] is None
+    assert rows["torchft_localsgd"]["wagma_x"] == (pytest.approx(0.875), 0.75, 1.0)
+    assert rows["hivemind"]["wagma_x"] == (pytest.approx(0.65), 0.5, 0.8)
+    case = ("mlp", "noniid", "random")
+    assert tta.peer_verdict(case, rows["torchft_localsgd"]) == "peer target MISSED"
+    assert tta.peer_verdict(case, rows["hivemind"]) == "peer target met"
+    assert tta.peer_verdict(("mlp", "noniid", "persistent"), rows["hivemind"]) == ""
