@@ -27,12 +27,16 @@ The paper's WAGMA is ``wagma:rounds=blocking``. A benchmark names the families a
 keys it supports (``check``); a value missing from a spec falls back to the
 benchmark's default for that key (e.g. its ``--sync-period``), then the library's.
 """
-from peers import KEYS as PEER_KEYS
-
 WAGMA_KEYS = {"rule": "averaging", "state": "average_optimizer_state",
               "rounds": "global_rounds", "S": "group_size", "tau": "sync_period",
               "stale": "max_staleness", "wa": "wait_avoiding",
               "drift": "drift_correction"}
+# The real peers' keys (bench/peers.py): tau: torchft's sync_every, and hivemind's
+# target_batch_size in global batches (tau x ranks x batch samples); outer: DiLoCo's
+# outer learning rate; mm: hivemind's matchmaking_time (s); local: hivemind's
+# use_local_updates (0 | 1).
+PEER_KEYS = {"torchft_localsgd": {"tau"}, "torchft_diloco": {"tau", "outer"},
+             "hivemind": {"tau", "mm", "local"}}
 ROUNDS = {"blocking": "blocking", "wa": "wait_avoiding", "wait_avoiding": "wait_avoiding"}
 KEYS = {"horovod": set(), "localsgd": {"tau"}, "hier": {"S", "tau"},
         "diloco": {"tau", "outer"}, "wagma": set(WAGMA_KEYS) | {"fp16", "outer"},

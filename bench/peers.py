@@ -25,6 +25,8 @@ import os
 import uuid
 from datetime import timedelta
 
+from methods import Horovod
+
 # torchft's Rust side logs every quorum at INFO; warnings and errors still show.
 os.environ.setdefault("RUST_LOG", "warn")
 # hivemind shares its averaged tensors with its averager process through torch's
@@ -33,12 +35,6 @@ os.environ.setdefault("RUST_LOG", "warn")
 # Optimizer's construction); hivemind reads this variable to choose another strategy.
 os.environ.setdefault("HIVEMIND_MEMORY_SHARING_STRATEGY", "file_descriptor")
 
-# Keys of the peers' specs (bench/methods.py syntax): tau: torchft's sync_every, and
-# hivemind's target_batch_size in global batches (tau x ranks x batch samples);
-# outer: DiLoCo's outer learning rate; mm: hivemind's matchmaking_time (s); local:
-# hivemind's use_local_updates (0 | 1).
-KEYS = {"torchft_localsgd": {"tau"}, "torchft_diloco": {"tau", "outer"},
-        "hivemind": {"tau", "mm", "local"}}
 # DiLoCo's outer optimizer as torchft's own DiLoCo tests and the DiLoCo paper set it.
 DILOCO_OUTER = dict(lr=0.7, momentum=0.9, nesterov=True)
 HIVEMIND_MATCHMAKING_S = 15.0   # hivemind.Optimizer's default matchmaking_time
@@ -57,19 +53,10 @@ def _run_name(comm):
     return comm.bcast(uuid.uuid4().hex[:12] if comm.Get_rank() == 0 else None, root=0)
 
 
-class _Method:
+class _Method(Horovod):
     """The bench/methods.py interface around a local torch optimizer ``opt``; the
-    peer's own code hooks or wraps ``opt.step``."""
-    lockstep = True
-
-    def __init__(self, opt, tau):
-        self.opt, self.tau = opt, tau
-
-    def zero_grad(self):
-        self.opt.zero_grad()
-
-    def step(self):
-        self.opt.step()
+    peer's own code hooks or wraps ``opt.step``. Both torchft classes synchronise
+    after every tau-th step."""
 
     def synced(self, i):
         return (i + 1) % self.tau == 0
@@ -209,7 +196,7 @@ class Hivemind(_Method):
 
 
 def build(name, opts, model, inner, batch):
-    """The peer method ``name`` (a KEYS family) with a spec's options ``opts`` (the
+    """The peer method ``name`` (a methods.PEER_KEYS family) with a spec's options ``opts`` (the
     benchmark's defaults merged in: tau, outer)."""
     tau = int(opts["tau"])
     if name == "torchft_localsgd":

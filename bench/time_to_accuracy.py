@@ -405,9 +405,15 @@ def verdict(case, row, best_local):
 
 def peer_verdict(case, row):
     """Under random imbalance, WAGMA's defaults against a real peer: the target
-    WAGMA ≤ TARGET_VS_PEER x the peer's time (median over seeds)."""
+    WAGMA ≤ TARGET_VS_PEER x the peer's time (median over seeds); a peer that reached
+    the target in no seed within the budget has lost (WAGMA's own row says whether
+    it reached it)."""
     w = row["wagma_x"]
-    if case[2] != "random" or w is None:
+    if case[2] != "random":
+        return ""
+    if row["reached"] == 0:
+        return "peer target met (the peer never reached it)"
+    if w is None:
         return ""
     return "peer target met" if w[0] <= TARGET_VS_PEER else "peer target MISSED"
 

@@ -176,3 +176,20 @@ def test_peer_specs_and_wagma_as_a_multiple_of_each_peer():
     assert tta.peer_verdict(case, rows["torchft_localsgd"]) == "peer target MISSED"
     assert tta.peer_verdict(case, rows["hivemind"]) == "peer target met"
     assert tta.peer_verdict(("mlp", "noniid", "persistent"), rows["hivemind"]) == ""
+    never = dict(rows["hivemind"], reached=0, wagma_x=None)
+    assert tta.peer_verdict(case, never).startswith("peer target met")
+
+
+@pytest.mark.parametrize("text,error", [
+    ("hivemind", "cannot meet a Horovod collective"),
+    ("torchft_localsgd+balanced", "equal shards"),
+    ("torchft_diloco:tau=20+lbbsp", "equal shards")])
+def test_the_epoch_loop_refuses_peers_where_they_cannot_run(text, error):
+    """hivemind blocks at its epoch ends, torchft needs equal steps on every replica:
+    the epoch loop (a Horovod allreduce at every epoch end) refuses both before any
+    rank starts, instead of stalling in a quorum or a matchmaking."""
+    import epoch_loop
+    with pytest.raises(ValueError, match=error):
+        epoch_loop.parse_method(text)
+    assert epoch_loop.parse_method("torchft_localsgd:tau=20") == (
+        "torchft_localsgd:tau=20", "equal")
