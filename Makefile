@@ -102,12 +102,14 @@ bench: install
 	bash bench/imbalance_matrix.sh
 	$(PY) bench/time_to_accuracy.py
 
-# The averaging kernel alone, single-threaded (no MPI traffic); lab tooling.
-# The real peers (torchft, hivemind) for bench/time_to_accuracy.py: optional.
+# The real peers (torchft, hivemind) as methods of bench/time_to_accuracy.py,
+# bench/epoch_loop.py and bench/elastic_time_to_accuracy.py: optional, never part of
+# make install or make test.
 bench-peers: install
 	$(PY) -m pip install -q -r bench/requirements-peers.txt
 	$(PY) -c "import torchft, hivemind; print('torchft', torchft.__file__); print('hivemind', hivemind.__version__)"
 
+# The averaging kernel alone, single-threaded (no MPI traffic); lab tooling.
 bench-kernel: install
 	mkdir -p build
 	g++ -std=c++17 -O2 -Icpp_ops/engine lab/kernel_bench.cc -o build/kernel_bench \
