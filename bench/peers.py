@@ -66,14 +66,33 @@ class _Method(Horovod):
         raise NotImplementedError
 
 
+def torchft_manager(model, opt, host, lighthouse_addr, replica_id, timeout_s,
+                    use_async_quorum=True):
+    """(manager, store): this process as one torchft replica group (group world size
+    1) on ``host``: a master TCPStore of its own and a ``Manager`` over torchft's
+    ``ProcessGroupGloo`` whose collectives and RPCs time out after ``timeout_s``,
+    recovering ``model`` and ``opt`` from a peer's state dict when it must heal."""
+    import torch.distributed as dist
+    from torchft import Manager, ProcessGroupGloo
+    store = dist.TCPStore(host, 0, is_master=True, wait_for_workers=False)
+    timeout = timedelta(seconds=timeout_s)
+    manager = Manager(
+        pg=ProcessGroupGloo(timeout=timeout), min_replica_size=1,
+        load_state_dict=lambda sd: (model.load_state_dict(sd["model"]),
+                                    opt.load_state_dict(sd["optim"])),
+        state_dict=lambda: {"model": model.state_dict(), "optim": opt.state_dict()},
+        use_async_quorum=use_async_quorum, init_sync=False, rank=0, world_size=1,
+        store_addr=host, store_port=store.port, lighthouse_addr=lighthouse_addr,
+        hostname=host, replica_id=replica_id, timeout=timeout)
+    return manager, store
+
+
 class _TorchftReplica:
     """This rank as one torchft replica group: a master TCPStore of its own, a
     ``Manager`` over ``ProcessGroupGloo``, connected to rank 0's lighthouse (started
     here, its address broadcast). ``close()`` shuts them down, the lighthouse last."""
 
     def __init__(self, model, opt, use_async_quorum):
-        import torch.distributed as dist
-        from torchft import Manager, ProcessGroupGloo
         from torchft.coordination import LighthouseServer
         comm = self.comm = _comm()
         self.lighthouse = None
@@ -86,18 +105,9 @@ class _TorchftReplica:
             self.lighthouse = LighthouseServer(bind="[::]:0", min_replicas=1,
                                                join_timeout_ms=60000)
         address = comm.bcast(self.lighthouse.address() if self.lighthouse else None, 0)
-        self.store = dist.TCPStore("localhost", 0, is_master=True,
-                                   wait_for_workers=False)
-        self.manager = Manager(
-            pg=ProcessGroupGloo(), min_replica_size=1,
-            load_state_dict=lambda sd: (model.load_state_dict(sd["model"]),
-                                        opt.load_state_dict(sd["optim"])),
-            state_dict=lambda: {"model": model.state_dict(), "optim": opt.state_dict()},
-            use_async_quorum=use_async_quorum, init_sync=False,
-            rank=0, world_size=1, store_addr="localhost", store_port=self.store.port,
-            lighthouse_addr=address, hostname="localhost",
-            replica_id=f"{_run_name(comm)}_{comm.Get_rank()}",
-            timeout=timedelta(seconds=60))
+        self.manager, self.store = torchft_manager(
+            model, opt, "localhost", address,
+            f"{_run_name(comm)}_{comm.Get_rank()}", 60.0, use_async_quorum)
 
     def close(self):
         self.manager.shutdown(wait=False)
@@ -196,8 +206,8 @@ class Hivemind(_Method):
 
 
 def build(name, opts, model, inner, batch):
-    """The peer method ``name`` (a methods.PEER_KEYS family) with a spec's options ``opts`` (the
-    benchmark's defaults merged in: tau, outer)."""
+    """The peer method ``name`` (a methods.PEER_KEYS family) with a spec's options
+    ``opts`` (the benchmark's defaults merged in: tau, outer)."""
     tau = int(opts["tau"])
     if name == "torchft_localsgd":
         return TorchftLocalSGD(model, inner, tau)

@@ -16,7 +16,6 @@ outside its quorum steps, so these runs do not.
 import os
 import sys
 import time
-from datetime import timedelta
 
 import numpy as np
 import torch
@@ -24,9 +23,9 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests", "workers"))
-os.environ.setdefault("RUST_LOG", "warn")
 import tasks  # noqa: E402
 from elastic_log import log  # noqa: E402
+from peers import torchft_manager  # noqa: E402  (also quiets torchft's Rust log)
 
 SEED, STEPS, STEP_S, EVAL_EVERY, REPLICA = (int(sys.argv[1]), int(sys.argv[2]),
                                             float(sys.argv[3]), int(sys.argv[4]),
@@ -36,22 +35,13 @@ LIGHTHOUSE, ADDRESS, SYNC_EVERY, TIMEOUT_S = (sys.argv[6], sys.argv[7], int(sys.
 
 
 def main():
-    import torch.distributed as dist
-    from torchft import Manager, ProcessGroupGloo
     from torchft.local_sgd import LocalSGD
     torch.set_num_threads(1)  # 8 replicas share 2 cores
     task = tasks.MLPTask(SEED)
     model = task.make_model(SEED)   # the same weights on every replica
     sgd = torch.optim.SGD(model.parameters(), lr=task.lr, momentum=task.momentum)
-    store = dist.TCPStore(ADDRESS, 0, is_master=True, wait_for_workers=False)
-    manager = Manager(
-        pg=ProcessGroupGloo(timeout=timedelta(seconds=TIMEOUT_S)), min_replica_size=1,
-        load_state_dict=lambda sd: (model.load_state_dict(sd["model"]),
-                                    sgd.load_state_dict(sd["optim"])),
-        state_dict=lambda: {"model": model.state_dict(), "optim": sgd.state_dict()},
-        init_sync=False, rank=0, world_size=1, store_addr=ADDRESS, store_port=store.port,
-        lighthouse_addr=LIGHTHOUSE, hostname=ADDRESS, replica_id=f"replica_{REPLICA}",
-        timeout=timedelta(seconds=TIMEOUT_S))
+    manager, _store = torchft_manager(model, sgd, ADDRESS, LIGHTHOUSE,
+                                      f"replica_{REPLICA}", TIMEOUT_S)
     with LocalSGD(manager, model, sgd, sync_every=SYNC_EVERY):
         for step in range(1, STEPS + 1):
             time.sleep(STEP_S)
