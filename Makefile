@@ -33,8 +33,9 @@ test-unstable: install
 	$(PY) -m pytest -v -m unstable tests
 
 # The engine's round rules (docs/design.md, section 2), its handle table, the
-# majority rule, peer liveness, its settings' transport defaults and the registrar's
-# stream agreement, without MPI:
+# majority rule, peer liveness (a stopped rank named before the stall deadlines), its
+# settings' transport defaults, the registrar's stream agreement and the arithmetic
+# kernels (half types summed in float32), without MPI:
 # plain g++, their own sources only.
 UNIT_CXX := g++ -std=c++17 -O1 -Wall -Wextra -Werror -pthread -Icpp_ops/engine
 engine-unit-test:
@@ -45,7 +46,7 @@ engine-unit-test:
 		cpp_ops/engine/tests/handle_table_test.cc \
 		-o build/handle_table_test
 	$(UNIT_CXX) cpp_ops/engine/tests/majority_rule_test.cc -o build/majority_rule_test
-	$(UNIT_CXX) cpp_ops/engine/peer_liveness.cc cpp_ops/engine/stall_monitor.cc \
+	$(UNIT_CXX) cpp_ops/engine/peer_liveness.cc cpp_ops/engine/stall_monitor.cc cpp_ops/engine/engine_settings.cc \
 		cpp_ops/engine/stall_inspector.cc cpp_ops/engine/stream_spec.cc cpp_ops/engine/data_type.cc \
 		cpp_ops/engine/tests/peer_liveness_test.cc -o build/peer_liveness_test
 	$(UNIT_CXX) cpp_ops/engine/engine_settings.cc cpp_ops/engine/tests/engine_settings_test.cc \
@@ -55,6 +56,8 @@ engine-unit-test:
 		-o build/registration_book_test
 	$(UNIT_CXX) cpp_ops/engine/join_coordinator.cc cpp_ops/engine/tests/join_coordinator_test.cc \
 		-o build/join_coordinator_test
+	$(UNIT_CXX) cpp_ops/engine/data_type.cc cpp_ops/engine/tests/data_type_test.cc \
+		-o build/data_type_test
 	build/round_policy_test
 	build/handle_table_test
 	build/majority_rule_test
@@ -62,6 +65,7 @@ engine-unit-test:
 	build/engine_settings_test
 	build/registration_book_test
 	build/join_coordinator_test
+	build/data_type_test
 
 # Plants each bug of lab/mutation/mutants.py in a scratch copy, one at a time, and runs
 # the tests that should catch it; prints the report (docs/mutation.md). About 20 min.

@@ -50,7 +50,9 @@ StallSettings StallSettings::FromEnv() {
   double shortest = s.warning_s;
   if (s.timeout_s > 0) shortest = std::min(shortest, s.timeout_s);
   s.report_after_s = std::max(0.05, std::min(1.0, shortest / 4));
-  s.probe_after_s = std::max(s.report_after_s, shortest / 2);
+  // Probe at a third, blame after another third: the verdict comes before the
+  // deadline (stall_inspector.h), for every deadline of 2 s or more.
+  s.probe_after_s = std::max(s.report_after_s, shortest / 3);
   // A live engine answers within milliseconds; a second covers a loaded machine.
   s.probe_grace_s = std::max(1.0, s.probe_after_s);
   return s;

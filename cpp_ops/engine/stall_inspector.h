@@ -23,9 +23,11 @@ struct StallSettings {
   double warning_s = 60.0;   // WAGMA_STALL_WARNING_S
   double timeout_s = 0.0;    // WAGMA_STALL_TIMEOUT_S; 0 = never raise
   double report_after_s = 1.0;  // waiting this long is worth telling the inspector
-  // Waiting this long starts liveness probes (half the shortest deadline, so that an
-  // unanswered probe is old enough to blame by the time the deadline comes); a peer
-  // silent probe_grace_s after a probe is named as not responding.
+  // Waiting this long starts liveness probes (a third of the shortest deadline); a
+  // peer silent probe_grace_s after a probe is named as not responding. Both thirds
+  // together end before the deadline, so a stopped rank is named in the warning and
+  // the error, not found a moment after them (half and half met the deadline exactly,
+  // and the verdict raced the timeout).
   double probe_after_s = 30.0;
   double probe_grace_s = 30.0;
   static StallSettings FromEnv();  // engine_settings.cc

@@ -3,6 +3,8 @@
 // engine's own loop did not run is not held against anyone. Built and run by `make
 // engine-unit-test` (and `make test`).
 #include <chrono>
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "check.h"
@@ -60,11 +62,64 @@ void TestMonitorDiscountsItsOwnPause() {
   CHECK((monitor.Unresponsive({1}, t) == std::vector<int>{1}));  // 3.05 s listened
 }
 
+// A rank stopped (engine and all) from the moment a peer's app starts waiting: with
+// the settings FromEnv derives from WAGMA_STALL_WARNING_S and WAGMA_STALL_TIMEOUT_S,
+// the waiter's monitor, inspecting every 50 ms as the engine loop does, names it
+// before the shorter deadline, so the warning and the timeout error carry its name.
+double SecondsToVerdict(const char* warning, const char* timeout) {
+  setenv("WAGMA_STALL_WARNING_S", warning, 1);
+  if (timeout) {
+    setenv("WAGMA_STALL_TIMEOUT_S", timeout, 1);
+  } else {
+    unsetenv("WAGMA_STALL_TIMEOUT_S");
+  }
+  const wagma::StallSettings settings = wagma::StallSettings::FromEnv();
+  unsetenv("WAGMA_STALL_WARNING_S");
+  unsetenv("WAGMA_STALL_TIMEOUT_S");
+  wagma::StallMonitor monitor(settings, 0, 3);
+  const Clock::time_point t0 = Clock::now();
+  for (int tick = 0; tick <= 4000; ++tick) {  // up to 200 s
+    const Clock::time_point t = t0 + milliseconds(50 * tick);
+    if (!monitor.InspectionDue(t)) continue;
+    const double waited = 0.05 * tick;
+    for (int peer : monitor.ProbesDue(waited, false, {1, 2}, t)) {
+      if (peer == 2) monitor.Heard(2, t + milliseconds(5));  // 2 answers
+    }
+    const std::vector<int> lost = monitor.Unresponsive({1, 2}, t + milliseconds(5));
+    if (!lost.empty()) {
+      CHECK((lost == std::vector<int>{1}));  // the live peer is never blamed
+      return waited;
+    }
+  }
+  return 1e9;
+}
+
+void TestStoppedRankNamedBeforeTheDeadline() {
+  struct Case {
+    const char* warning;
+    const char* timeout;
+    double deadline;
+  };
+  const Case cases[] = {{"60", nullptr, 60}, {"60", "5", 5},  {"2", "5", 2},
+                        {"60", "3", 3},      {"60", "2", 2},  {"10", "30", 10},
+                        {"4", nullptr, 4}};
+  for (const Case& c : cases) {
+    const double verdict = SecondsToVerdict(c.warning, c.timeout);
+    if (!(verdict < c.deadline)) {
+      std::fprintf(stderr, "warning %s timeout %s: stopped rank named after %.2f s, the "
+                   "deadline is %.1f s\n", c.warning, c.timeout ? c.timeout : "off",
+                   verdict, c.deadline);
+    }
+    CHECK(verdict < c.deadline);
+  }
+}
+
 }  // namespace
 
 int main() {
   TestSilenceAfterAProbe();
   TestDiscountedSilence();
   TestMonitorDiscountsItsOwnPause();
+  TestStoppedRankNamedBeforeTheDeadline();
   return Report("peer_liveness_test");
 }
