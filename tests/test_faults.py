@@ -40,6 +40,24 @@ def test_registrar_exit_fails_new_streams(mpi):
     _check_early_exit(mpi("early_exit.py", 4, 0, timeout=150), 0)
 
 
+@pytest.mark.extended_when(framework="tensorflow")
+def test_a_rank_leaving_while_the_others_join_fails_their_join_naming_it(mpi, framework):
+    """Ranks 0-2 run out of data and call join(); rank 3 exits normally without join()
+    while they wait in it. Their join() raises, naming rank 3 (the registrar's "all
+    joined" carries the leaver), not a hang and not Horovod's "Horovod has been shut
+    down" alone. PyTorch polls Horovod's join beside the engine's, so the error comes
+    within seconds; TensorFlow's join op blocks until the leaver's Horovod shuts down
+    (about 30 s: its engine's exit waits for peers in Horovod's join)."""
+    run = mpi("early_exit.py", 4, 3, "join", timeout=150, env=framework_env(framework))
+    assert run.results[3]["left_after"] == 6
+    for r in (0, 1, 2):
+        join = run.results[r]["join"]
+        assert join["error"] is not None, (r, join)
+        assert "rank 3 left without join() while other ranks were joining" in \
+            join["error"], (r, join)
+        assert join["seconds"] < (10 if framework == "torch" else 60), (r, join)
+
+
 def _wait_for(predicate, timeout, what):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -13,12 +13,16 @@ import os
 from horovod_wagma.common import engine_lib, gloo_rendezvous, membership
 from horovod_wagma.common.config import WagmaConfig, validate_name
 from horovod_wagma.common.errors import WagmaError
+from horovod_wagma.common.join_both import join_engine_and_horovod
 from horovod_wagma.common.schedule import groups
 
 
 class WagmaBasics:
-    def __init__(self, hvd):
+    def __init__(self, hvd, join_async=None):
+        """``join_async(device)``: starts Horovod's join without blocking, returns
+        (done(), result()); None where the frontend has none (join_both.py)."""
         self._hvd = hvd
+        self._join_async = join_async
         self.config = WagmaConfig()
         self._group_sets = {}  # tuple(ranks) -> hvd.ProcessSet
         self._atexit_registered = False
@@ -238,14 +242,12 @@ class WagmaBasics:
         furthest round any rank reached, so training may go on.
         """
         self.ensure_started()
-        # The engine's join starts here and is served by its thread from now on, while
-        # this thread serves Horovod's join; both end when every rank has called this.
-        last = engine_lib.join_start()
+        # Both joins at once, the first error raised (common/join_both.py).
         if "device" in inspect.signature(self._hvd.join).parameters:
-            self._hvd.join(device)
-        else:  # horovod.tensorflow's join takes no device
-            self._hvd.join()
-        return last if last is not None else engine_lib.join()
+            return join_engine_and_horovod(
+                lambda: self._hvd.join(device),
+                self._join_async and (lambda: self._join_async(device)))
+        return join_engine_and_horovod(self._hvd.join)  # horovod.tensorflow's: no device
 
     def shutdown(self):
         engine_lib.shutdown()

@@ -225,16 +225,23 @@ def join_start():
     return last if last >= 0 else None
 
 
-def join():
-    """Blocks until every rank has joined; returns the last rank to join."""
+def join_wait(slice_ms):
+    """Waits up to ``slice_ms`` for every rank to join; returns the last rank to join,
+    or None if not every rank has yet (WagmaError if the join failed)."""
     from horovod_wagma.common.errors import WagmaError
     err = ctypes.create_string_buffer(_ERR_LEN)
+    last = lib().wagma_join(slice_ms, err, _ERR_LEN)
+    if last == -1:
+        raise WagmaError(err.value.decode(errors="replace"))
+    return last if last >= 0 else None
+
+
+def join():
+    """Blocks until every rank has joined; returns the last rank to join."""
     while True:
-        last = lib().wagma_join(_SLICE_MS, err, _ERR_LEN)
-        if last >= 0:
+        last = join_wait(_SLICE_MS)
+        if last is not None:
             return last
-        if last == -1:
-            raise WagmaError(err.value.decode(errors="replace"))
 
 
 def default_group_size(num_ranks):

@@ -15,7 +15,23 @@ from horovod_wagma.common.errors import WagmaError, engine_error
 from horovod_wagma.common.stats import stream_stats
 from horovod_wagma.torch import _torch_ops
 
-_basics = WagmaBasics(_hvd)
+
+
+def _horovod_join_async(device):
+    """Horovod's torch join as a handle (what ``hvd.join`` does, without blocking):
+    (done(), result()). join() polls it beside the engine's join (join_both.py)."""
+    from horovod.common.exceptions import HorovodInternalError
+    from horovod.torch import mpi_ops
+    output = torch.tensor(-1, dtype=torch.int, device=torch.device("cpu"))
+    try:
+        handle = mpi_ops.mpi_lib.horovod_torch_join(output, device)
+    except RuntimeError as e:
+        raise HorovodInternalError(e)
+    mpi_ops._handle_map[handle] = (None, output)
+    return (lambda: mpi_ops.poll(handle)), (lambda: mpi_ops.synchronize(handle).item())
+
+
+_basics = WagmaBasics(_hvd, _horovod_join_async)
 # The engine reads inputs and writes outputs until a round completes, even when the
 # caller drops the handle: keep those tensors alive until synchronize (as Horovod's
 # _handle_map does).
