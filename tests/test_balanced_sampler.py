@@ -2,11 +2,18 @@
 coverage, rebalancing, determinism, join at the end, and Horovod's own optimizer
 refused with a clear error (workers/balanced_sampler.py, 4 real ranks). The share
 arithmetic itself is tested without ranks below."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
 import pytest
 
 import resident
 from horovod_wagma.common.balanced_shares import proportional_shares, share_bounds
 from horovod_wagma.common.step_clock import StepClock
+from horovod_wagma.common.throughput_exchange import ThroughputExchange
 
 SCENARIOS = ["wagma", "drop_last", "horovod_unequal", "lbbsp", "epoch_mismatch"]
 BATCH = 8
@@ -203,3 +210,96 @@ def test_step_clock_counts_own_work_and_takes_out_waits():
         now.t += 0.050
         clock.step_end()
     assert clock.seconds_per_step() == pytest.approx(0.007) and clock.synchronous
+
+
+def test_step_clock_median_ignores_an_evaluation_or_checkpoint_step():
+    """An epoch of 10 ms steps with one 2 s stall (an evaluation, a checkpoint, the
+    epoch-end allreduce): the estimate is still 10 ms, and the throughput the samplers
+    share is the same as without the stall, so the next epoch's shares do not move."""
+    def epoch_throughput(stall_at):
+        now = FakeTime()
+        clock = StepClock(now)
+        exchange = ThroughputExchange("test", clock, lambda row: row)
+        for step in range(41):
+            now.t += 2.0 if step == stall_at else 0.010
+            clock.step_begin()
+            clock.step_end()
+            exchange.count(16)
+        return clock.seconds_per_step(), exchange.throughput()
+    seconds, steady = epoch_throughput(stall_at=None)
+    seconds_stalled, stalled = epoch_throughput(stall_at=20)
+    assert seconds == pytest.approx(0.010) and seconds_stalled == pytest.approx(0.010)
+    assert stalled == pytest.approx(steady) and steady == pytest.approx(1600.0)
+    # Two throughputs from such epochs cut the same shares.
+    assert proportional_shares(4000, [stalled, steady, steady, steady]) == [1000] * 4
+
+
+def _gathered(sampler_or_sequence, throughputs):
+    """Makes the sampler's epoch-end allgather return ``throughputs`` as every rank's
+    row (the epoch taken from this rank's own row), as 4 real ranks would."""
+    def allgather(row):
+        rows = np.repeat(np.asarray(row, dtype=np.float64), len(throughputs), axis=0)
+        rows[:, 1] = throughputs
+        return rows
+    sampler_or_sequence._exchange._allgather = allgather
+
+
+VERY_SLOW = [1e-3, 1000.0, 1000.0, 1000.0]  # rank 0 a million times slower
+
+
+def test_balanced_sampler_keeps_the_floor_for_a_rank_measured_very_slow():
+    """BalancedDistributedSampler under an extreme speed ratio: the slow rank still gets
+    min_share of an equal share (default 0.25: 250 of 1000), and its len() is that;
+    min_share=0 lets its share fall to its proportional one (0)."""
+    from horovod_wagma.torch import BalancedDistributedSampler
+    sampler = BalancedDistributedSampler(range(4000), num_replicas=4, rank=0)
+    _gathered(sampler, VERY_SLOW)
+    sampler.set_epoch(1)
+    assert sampler.shares[0] == 250 and sum(sampler.shares) == 4000, sampler.shares
+    assert len(sampler) == 250 and len(list(iter(sampler))) == 250
+    bare = BalancedDistributedSampler(range(4000), num_replicas=4, rank=0, min_share=0.0)
+    _gathered(bare, VERY_SLOW)
+    bare.set_epoch(1)
+    assert bare.shares[0] == 0 and sum(bare.shares) == 4000, bare.shares
+
+
+def test_lbbsp_gives_a_rank_measured_very_slow_at_least_one_sample_a_step():
+    """BalancedBatchSampler (LB-BSP): equal steps need every rank to compute something
+    each step, so its floor is at least one sample, even with min_share=0; the default
+    min_share keeps a quarter of the mean batch (2 of 8)."""
+    from horovod_wagma.torch import BalancedBatchSampler
+    for min_share, floor in ((0.0, 1), (0.25, 2)):
+        sampler = BalancedBatchSampler(range(4000), batch_size=8, num_replicas=4, rank=0,
+                                       min_share=min_share)
+        _gathered(sampler, VERY_SLOW)
+        sampler.set_epoch(1)
+        assert sampler.batch_sizes[0] == floor and sum(sampler.batch_sizes) == 32, \
+            (min_share, sampler.batch_sizes)
+        assert all(len(b) == floor for b in iter(sampler))
+        assert sampler.loss_weight == pytest.approx(4 * floor / 32)
+
+
+@pytest.mark.tf
+def test_keras_balanced_sequence_keeps_the_floor_for_a_rank_measured_very_slow():
+    """BalancedSequence, the Keras twin, under the same extreme ratio: 250 of 1000
+    samples (min_share 0.25), 0 with min_share=0 (TensorFlow in a child process)."""
+    code = textwrap.dedent(f"""
+        import os, sys
+        os.environ["TF_USE_LEGACY_KERAS"] = "1"
+        os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
+        sys.path.insert(0, {os.path.dirname(__file__)!r})
+        import numpy as np
+        from horovod_wagma.keras import BalancedSequence
+        from test_balanced_sampler import _gathered, VERY_SLOW
+        x = np.zeros((4000, 2), dtype="float32")
+        for share in (0.25, 0.0):
+            seq = BalancedSequence(x, None, 10, num_replicas=4, rank=0, min_share=share)
+            _gathered(seq, VERY_SLOW)
+            seq.on_epoch_end()
+            print(share, seq.shares[0], sum(seq.shares), len(seq.indices))
+        """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=180)
+    assert out.returncode == 0, out.stderr[-3000:]
+    lines = out.stdout.split("\n")
+    assert "0.25 250 4000 250" in lines and "0.0 0 4000 0" in lines, out.stdout

@@ -102,6 +102,29 @@ def test_stuck_rank_is_reported_and_times_out():
     assert res[2]["resumed"]
 
 
+def test_a_held_call_is_reported_with_what_it_waits_on(mpi):
+    """WAGMA_HOLD_REPORT_S=1: rank 0's call waits 2.5 s in group round 2 for rank 1's
+    late app (rounds that wait for every member); its engine prints the round, the
+    members and the message it waits on, once, and rank 1's engine prints its view
+    (its app not in a call, next round 2). Rank 1's process stopped for 2 s reports its
+    engine loop's pause. Nothing else is reported: the other rounds are short."""
+    run = mpi("hold_report.py", 2, timeout=90, env={"WAGMA_HOLD_REPORT_S": "1"})
+    assert run.results[0]["waits"][2] > 2.0, run.results[0]
+    assert run.results[0]["result"] == [0.5] * 4  # the rounds still averaged
+    assert run.results[0]["hold_reports"] == 1 and run.results[1]["hold_reports"] == 0
+    assert run.results[1]["loop_pauses"] == 1, run.results[1]
+    err = run.stderr
+    assert "[horovod_wagma rank 0] hold: the application has waited 1.0 s in group " \
+        "round 2 of stream 'held' (members [0, 1]; joined by the app" in err, err[-3000:]
+    assert "waits on: receive from rank 1" in err, err[-3000:]
+    assert "[horovod_wagma rank 1] hold: rank 0 waits in round 2 of stream 'held'; " \
+        "here: " in err, err[-3000:]
+    assert "its app is not in a call (next round 2)" in err, err[-3000:]
+    assert "[horovod_wagma rank 1] hold: this engine's loop did not run for 2." in err, \
+        err[-3000:]
+    assert err.count("hold: the application has waited") == 1
+
+
 @pytest.mark.parametrize("sig", [pytest.param(signal.SIGINT, marks=pytest.mark.extended),
                                  signal.SIGTERM])
 def test_signal_on_one_rank_ends_every_rank(sig):

@@ -12,8 +12,8 @@ import pytest
 import resident
 
 pytestmark = [pytest.mark.ranks, pytest.mark.tf, pytest.mark.slow]
-SCENARIOS = ["fit", "eager", "uneven", "drift", "wa_fit_straggler", "balanced_horovod",
-             "balanced"]
+SCENARIOS = ["fit", "eager", "fp16_values", "uneven", "drift", "wa_fit_straggler",
+             "balanced_horovod", "balanced"]
 
 
 RESIDENT = resident.item("keras_checks.py", 3, *SCENARIOS, framework="tensorflow", timeout=600)
@@ -25,8 +25,12 @@ def launch(transport):
 
 
 def test_fit_graph_mode_with_callbacks(launch):
+    """WagmaGlobalSyncCallback leaves one model on every rank at every epoch end (the
+    BatchNorm statistics, which the optimizer never averages, included) and at train
+    end; MetricAverageCallback averages the loss."""
     results = launch.results("fit")
     for res in results.values():
+        assert res["identical_at_epoch_ends"] == [True, True, True], res
         assert res["identical_after_sync"]
         assert res["loss_averaged"]
         assert res["stats_keys"] == ["wagma_max_staleness", "wagma_mean_staleness",
@@ -39,6 +43,15 @@ def test_eager_gradient_tape(launch):
     for res in results.values():
         assert res["identical_at_global_rounds"] == [True, True, True]
         assert res["identical_after_sync"]
+
+
+def test_fp16_replaces_at_global_rounds_and_corrects_at_group_rounds(launch):
+    """Keras's twin of test_optimizer.py's: the fp32 model becomes the fp16 average only
+    at global rounds (steps 0, 3, 7 of tau 4); at group rounds it keeps its own
+    full-precision residual."""
+    for res in launch.results("fp16_values").values():
+        assert res["exact"] == [True] * 8, res
+        assert res["residual_kept"] == [True] * 5, res
 
 
 def test_keras3_first_is_a_clear_error():

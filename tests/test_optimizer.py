@@ -1,13 +1,17 @@
 """DistributedWagmaOptimizer (multi-rank, through mpirun). The scenarios share one
 4-rank launch (workers/optimizer_checks.py); the process-set one starts the engine
 differently and has its own."""
+import numpy as np
 import pytest
 
 import resident
+from horovod_wagma.common.schedule import groups
+from reference import average_round
 
 pytestmark = pytest.mark.ranks
 
-SCENARIOS = ["identical_after_global", "lr0", "passes", "fp16", "fp16_values", "hooks",
+SCENARIOS = ["identical_after_global", "lr0", "passes", "fp16", "fp16_values", "state_values",
+             "hooks",
              "bad_args", "drift", "wa_lr0", "wa_straggler_join"]  # the one that calls join() runs last
 
 
@@ -55,6 +59,36 @@ def test_fp16_replaces_at_global_rounds_and_corrects_at_group_rounds(checks):
     for res in checks.results("fp16_values").values():
         assert res["exact"] == [True] * 8, res
         assert res["residual_kept"] == [True] * 5, res
+
+
+def test_optimizer_state_averaging_modes_and_sync(checks):
+    """average_optimizer_state, value by value (P=4, S=2, tau=100: round 0 global, then
+    group rounds that wait for every member). m_local is each rank's momentum after its
+    own SGD step: "always" averages it in every round (the exact group mean of
+    reference.average_round, global at round 0); "on_sync" only at global rounds
+    (round 0); "never" in none. sync() averages it over all ranks exactly unless
+    "never", which leaves it untouched."""
+    results = checks.results("state_values")
+    phases = groups(4, 2)
+    for mode in ("always", "on_sync", "never"):
+        local = np.array([results[r][mode]["local"] for r in range(4)])  # (P, step, n)
+        after = np.array([results[r][mode]["after"] for r in range(4)])
+        for step in range(4):
+            averaged = mode == "always" or (mode == "on_sync" and step == 0)
+            want = average_round(local[:, step], step, phases, 100) if averaged \
+                else local[:, step]
+            err = np.abs(after[:, step] - want).max()
+            assert err < 1e-5, (mode, step, err)
+        # The group mean is far from each rank's own momentum: the check can fail.
+        assert np.abs(average_round(local[:, 1], 1, phases, 100) - local[:, 1]).max() > 1e-2
+        before = np.array([results[r][mode]["before_sync"] for r in range(4)])
+        synced = np.array([results[r][mode]["after_sync"] for r in range(4)])
+        if mode == "never":
+            assert np.array_equal(synced, before), mode
+        else:
+            assert np.abs(synced - before.mean(axis=0)).max() < 1e-6, mode
+            assert all(np.array_equal(synced[r], synced[0]) for r in range(4)), mode
+        assert np.abs(before - before.mean(axis=0)).max() > 1e-2, mode  # ranks differed
 
 
 def test_process_set_subset(mpi):

@@ -23,6 +23,8 @@
 //  kVerdict   any -> live peers (elastic) the sender gave its verdict on a membership
 //                              change and its engine stops for Horovod's reset: the
 //                              verdict's text. Silent from then on, it is not lost.
+//  kHoldQuery waiter -> members  the sender's app has waited WAGMA_HOLD_REPORT_S in
+//                              round r: print this engine's view of it (hold_report.h)
 // Every message is a fixed header (stream id, round) followed by its payload.
 #pragma once
 
@@ -48,6 +50,7 @@ enum class ControlKind : int {
   kProbe = 11,
   kProbeAnswer = 12,
   kVerdict = 13,
+  kHoldQuery = 14,
 };
 
 struct ControlMessage {

@@ -320,6 +320,9 @@ bool Engine::PollControl() {
       case ControlKind::kVerdict:
         peers_past_verdict_.insert(msg.source);
         break;
+      case ControlKind::kHoldQuery:
+        OnHoldQuery(msg.source, msg.stream_id, msg.round);
+        break;
     }
   }
   return any;

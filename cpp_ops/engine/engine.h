@@ -187,6 +187,10 @@ class Engine {
   void InspectStalls();
   void OnWaiting(int source, int stream_id, int64_t round);
   void OnStallNotice(int stream_id, int64_t round, const std::string& text);
+  // hold_report.h: this rank's app waited WAGMA_HOLD_REPORT_S in `round`; a member asks
+  // for this engine's view of a round its app waits in.
+  void ReportHold(Stream& s, int64_t round, RoundState& rs, double waited_s);
+  void OnHoldQuery(int source, int stream_id, int64_t round);
   // Peers whose engines may still answer (every other rank that did not leave, was not
   // lost, and did not stop at its own verdict).
   std::vector<int> LivePeerCandidates() const;

@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "engine.h"
+#include "hold_report.h"
 #include "majority_rule.h"
 
 namespace wagma {
@@ -340,6 +341,11 @@ void Engine::InspectStalls() {
   const Clock::time_point now = Clock::now();
   if (!stalls_->InspectionDue(now)) return;
   const StallSettings& cfg = stalls_->settings();
+  const double paused_s = stalls_->TakeLoopPause();
+  if (cfg.hold_report_s > 0 && paused_s > cfg.hold_report_s) {
+    std::fprintf(stderr, "%s\n", HoldLoopPauseText(rank_, paused_s).c_str());
+    metrics_.LoopPause(paused_s);
+  }
   std::vector<std::tuple<Stream*, int64_t, std::string>> expired;
   double longest_wait = 0;
   for (auto& kv : streams_.all()) {
@@ -356,6 +362,11 @@ void Engine::InspectStalls() {
         } else {
           SendControl(rs.members[0], ControlKind::kWaiting, s.id, r.first);
         }
+      }
+      if (cfg.hold_report_s > 0 && !rs.hold_reported && waited > cfg.hold_report_s &&
+          s.id >= 0) {
+        rs.hold_reported = true;
+        ReportHold(s, r.first, rs, waited);
       }
       if (cfg.timeout_s > 0 && waited > cfg.timeout_s) {
         std::string text = StallTimeoutText(waited, cfg.timeout_s, s.spec.name, s.id >= 0,
@@ -416,6 +427,21 @@ void Engine::InspectStalls() {
     }
   }
   if (rank_ == kRegistrar) CheckRegistrationStalls();
+}
+
+void Engine::ReportHold(Stream& s, int64_t round, RoundState& rs, double waited_s) {
+  std::fprintf(stderr, "%s\n", HoldReportText(rank_, s, round, rs, waited_s).c_str());
+  metrics_.HoldReport(s.spec.name, round);
+  for (int m : rs.members) {
+    if (m != rank_) SendControl(m, ControlKind::kHoldQuery, s.id, round);
+  }
+}
+
+void Engine::OnHoldQuery(int source, int stream_id, int64_t round) {
+  Stream* s = streams_.FindById(stream_id);
+  if (!s) return;
+  std::fprintf(stderr, "%s\n",
+               HoldViewText(rank_, source, *s, round, std::chrono::steady_clock::now()).c_str());
 }
 
 void Engine::ReportAwayApps() {

@@ -196,6 +196,26 @@ void EngineMetrics::AppAway(const std::string& stream, int rank, double away_s,
                         ",\"left_out\":" + std::to_string(left_out));
 }
 
+void EngineMetrics::HoldReport(const std::string& stream, int64_t round) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++engine_.hold_reports;
+  }
+  if (!timeline_.enabled()) return;
+  timeline_.Instant(Timeline::kEngine, "fault", "hold", Timeline::NowUs(),
+                    StreamRound(stream, round));
+}
+
+void EngineMetrics::LoopPause(double paused_s) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++engine_.loop_pauses;
+  }
+  if (!timeline_.enabled()) return;
+  timeline_.Instant(Timeline::kEngine, "fault", "loop_pause", Timeline::NowUs(),
+                    "\"paused_s\":" + std::to_string(paused_s));
+}
+
 EngineStats EngineMetrics::Snapshot() {
   std::lock_guard<std::mutex> lock(mu_);
   return engine_;
@@ -211,7 +231,8 @@ std::string EngineMetrics::Json(const EngineStats& e) {
       {"rounds_left_out", e.rounds_left_out}, {"early_activations", e.early_activations},
       {"call_wait_us", e.call_wait_us}, {"pending_handles", e.pending_handles},
       {"rounds_held", e.rounds_held}, {"queue_depth", e.queue_depth},
-      {"in_flight", e.in_flight}};
+      {"in_flight", e.in_flight}, {"hold_reports", e.hold_reports},
+      {"loop_pauses", e.loop_pauses}};
   bool first = true;
   for (const auto& f : fields) {
     out += std::string(first ? "" : ",") + "\"" + f.first + "\":" + std::to_string(f.second);

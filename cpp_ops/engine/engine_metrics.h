@@ -35,6 +35,8 @@ struct EngineStats {
   int64_t rounds_held = 0;      // round states kept by the loop
   int64_t queue_depth = 0;      // requests not yet taken by the loop
   int64_t in_flight = 0;        // reductions in progress
+  int64_t hold_reports = 0;     // app calls that waited WAGMA_HOLD_REPORT_S (hold_report.h)
+  int64_t loop_pauses = 0;      // engine loop pauses longer than that
 };
 
 class EngineMetrics {
@@ -83,6 +85,8 @@ class EngineMetrics {
   void MembershipChanged(const std::string& args_json);
   void StallWarning(const std::string& stream, int64_t round, const std::string& missing_json);
   void AppAway(const std::string& stream, int rank, double away_s, int64_t left_out);
+  void HoldReport(const std::string& stream, int64_t round);
+  void LoopPause(double paused_s);
 
   // Snapshots. pending_handles and queue_depth are the caller's to fill in.
   EngineStats Snapshot();

@@ -45,6 +45,7 @@ StallSettings StallSettings::FromEnv() {
   StallSettings s;
   s.warning_s = EnvDouble("WAGMA_STALL_WARNING_S", s.warning_s);
   s.timeout_s = EnvDouble("WAGMA_STALL_TIMEOUT_S", s.timeout_s);
+  s.hold_report_s = EnvDouble("WAGMA_HOLD_REPORT_S", s.hold_report_s);
   // Report early enough that the inspector hears from every waiting rank before it
   // warns, but never for the ordinary sub-second waits of a global round.
   double shortest = s.warning_s;

@@ -213,6 +213,20 @@ class GlooRequestList : public RequestList {
 
   void CancelReceives() override { ParkPending(/*receives_only=*/true); }
 
+  std::vector<PendingMessage> Pending() override {
+    std::vector<PendingMessage> out;
+    for (Op& op : ops_) {
+      bool done = false;
+      try {
+        done = op.Test();
+      } catch (const std::exception&) {
+        lost_->Add(op.peer);
+      }
+      if (!done) out.push_back({op.peer, op.recv});
+    }
+    return out;
+  }
+
  private:
   // Posts op; on a peer already lost, Gloo throws: the op then stays pending for good
   // (its buffer was never handed to Gloo).

@@ -72,6 +72,8 @@ class GroupReduction {
   // Gives up (a member is gone): cancels pending receives and waits until none can
   // still write to this reduction's buffers or the result. Sends may stay pending.
   void Abandon() { requests_->CancelReceives(); }
+  // The current step's messages still pending: what a held round waits on.
+  std::vector<PendingMessage> PendingMessages() { return requests_->Pending(); }
   // Messages this member sent as several fragments so far (MessageCut).
   int64_t messages_cut() const { return messages_cut_; }
   // After Progress() returned true: how many contributions the mean is over, and

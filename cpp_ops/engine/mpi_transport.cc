@@ -12,12 +12,14 @@ class MpiRequestList : public RequestList {
   void PostReceive(void* buf, size_t bytes, int peer, int tag) override {
     requests_.emplace_back();
     is_receive_.push_back(1);
+    peers_.push_back(peer);
     MPI_Irecv(buf, static_cast<int>(bytes), MPI_BYTE, peer, tag, comm_, &requests_.back());
   }
 
   void PostSend(const void* buf, size_t bytes, int peer, int tag) override {
     requests_.emplace_back();
     is_receive_.push_back(0);
+    peers_.push_back(peer);
     MPI_Isend(buf, static_cast<int>(bytes), MPI_BYTE, peer, tag, comm_, &requests_.back());
   }
 
@@ -34,6 +36,18 @@ class MpiRequestList : public RequestList {
   void Clear() override {
     requests_.clear();
     is_receive_.clear();
+    peers_.clear();
+  }
+
+  std::vector<PendingMessage> Pending() override {
+    std::vector<PendingMessage> out;
+    for (size_t i = 0; i < requests_.size(); ++i) {
+      int flag = 1;
+      // A completed request becomes MPI_REQUEST_NULL, which Testall counts as done.
+      if (requests_[i] != MPI_REQUEST_NULL) MPI_Test(&requests_[i], &flag, MPI_STATUS_IGNORE);
+      if (!flag) out.push_back({peers_[i], is_receive_[i] != 0});
+    }
+    return out;
   }
 
   void CancelReceives() override {
@@ -50,6 +64,7 @@ class MpiRequestList : public RequestList {
   MPI_Comm comm_;
   std::vector<MPI_Request> requests_;
   std::vector<char> is_receive_;  // parallel to requests_
+  std::vector<int> peers_;         // parallel to requests_
 };
 
 }  // namespace

@@ -30,6 +30,9 @@ struct StallSettings {
   // and the verdict raced the timeout).
   double probe_after_s = 30.0;
   double probe_grace_s = 30.0;
+  // WAGMA_HOLD_REPORT_S: an app call waiting this long, and an engine loop pausing this
+  // long, are reported with what they wait on (hold_report.h); 0: never.
+  double hold_report_s = 10.0;
   static StallSettings FromEnv();  // engine_settings.cc
 };
 

@@ -11,6 +11,8 @@ bool StallMonitor::InspectionDue(Clock::time_point now) {
   if (now - last_inspection_ < std::chrono::milliseconds(50)) return false;
   if (last_inspection_ != Clock::time_point{} && now - last_inspection_ > kListenGap) {
     liveness_.Discount(now - last_inspection_);
+    loop_pause_s_ = std::max(loop_pause_s_,
+                             std::chrono::duration<double>(now - last_inspection_).count());
   }
   last_inspection_ = now;
   return true;

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "peer_liveness.h"
@@ -32,6 +33,9 @@ class StallMonitor {
   // in it is not held against peers (PeerLiveness::Discount).
   bool InspectionDue(Clock::time_point now);
   static constexpr std::chrono::milliseconds kListenGap{500};
+  // The longest such gap since the last call, in seconds (0: none), then forgotten:
+  // the hold report names a loop that did not run.
+  double TakeLoopPause() { return std::exchange(loop_pause_s_, 0.0); }
   // Any message from a peer shows its engine alive.
   void Heard(int peer, Clock::time_point now) { liveness_.Heard(peer, now); }
   // Peers among `live_peers` to probe now, given the longest wait of an app call;
@@ -53,6 +57,7 @@ class StallMonitor {
 
  private:
   StallInspector inspector_;
+  double loop_pause_s_ = 0;
   PeerLiveness liveness_;
   Clock::time_point last_inspection_;
   std::map<std::string, Clock::time_point> registration_warned_;

@@ -88,6 +88,7 @@ struct RoundState {
 
   std::string error;  // the round failed before the app collected it
   bool stall_reported = false;  // told the inspector this rank waits here
+  bool hold_reported = false;   // printed the hold report (hold_report.h)
   std::string stall_note;       // the inspector's list of missing ranks
 
   bool in_flight() const { return joined && !completed; }

@@ -30,6 +30,12 @@
 
 namespace wagma {
 
+// A data message posted and not yet complete: for the hold report (hold_report.h).
+struct PendingMessage {
+  int peer = -1;
+  bool receive = false;
+};
+
 // The pending data messages of one step of one reduction.
 class RequestList {
  public:
@@ -45,6 +51,9 @@ class RequestList {
   // them can still write into its buffer. Sends may stay pending: their buffers must
   // outlive them.
   virtual void CancelReceives() = 0;
+  // The messages posted since Clear() that have not completed (tests them; a report's
+  // question, not the loop's).
+  virtual std::vector<PendingMessage> Pending() = 0;
 };
 
 class Transport {

@@ -301,4 +301,70 @@ MUTANTS = [
                 "tests/test_global_rounds.py::test_delta_moves_sum_to_zero_over_the_ranks"],
          bug="'delta' moves a rank whose value was left out of the mean, which nobody "
              "balances"),
+    # --- issue 53: documented behaviours no mutant guarded before ------------------
+    dict(id="sync-skips-state", file="horovod_wagma/torch/optimizer.py",
+         edits=[("tensors = [t for bucket in self._bucketed(self._state_averaging != \"never\")",
+                 "tensors = [t for bucket in self._bucketed(False)")],
+         tests=[OPTIMIZER + "::test_optimizer_state_averaging_modes_and_sync"],
+         bug="sync() averages the model but not the optimizer state (api.md: 'and state "
+             "unless never')"),
+    dict(id="always-averages-no-state", file="horovod_wagma/torch/optimizer.py",
+         edits=[("always = self._state_averaging == \"always\"", "always = False")],
+         tests=[OPTIMIZER + "::test_optimizer_state_averaging_modes_and_sync"],
+         bug="average_optimizer_state='always' averages no state in group rounds"),
+    dict(id="half-accumulates-in-half", file=DATA,
+         edits=[("      for (size_t i = 0; i < len; ++i) acc[i] += tmp[i];\n    }\n",
+                 "      for (size_t i = 0; i < len; ++i) acc[i] += tmp[i];\n"
+                 "      T r[kBlock]; K::StoreN(acc, len, r); K::LoadN(r, len, acc);\n    }\n")],
+         tests=[],
+         bug="float16/bfloat16 sums rounded to the half type after every addition: "
+             "precision lost, sums past 65504 inf (caught by data_type_test)"),
+    dict(id="keras-fp16-always-replaces", file="horovod_wagma/keras/optimizer.py",
+         edits=[("flat = fp16_result(flat, tf.cast(sent, tf.float32), tf.cast(avg, tf.float32),",
+                 "flat = tf.cast(avg, tf.float32) if True else fp16_result(flat, "
+                 "tf.cast(sent, tf.float32), tf.cast(avg, tf.float32),")],
+         tests=[KERAS + "::test_fp16_replaces_at_global_rounds_and_corrects_at_group_rounds"],
+         bug="Keras with Compression.fp16 replaces the fp32 model by the fp16 average at "
+             "every round"),
+    dict(id="sync-callback-skips-epoch-ends", file="horovod_wagma/keras/callbacks.py",
+         edits=[("    def on_epoch_end(self, epoch, logs=None):\n        self._sync()\n",
+                 "    def on_epoch_end(self, epoch, logs=None):\n        pass\n")],
+         tests=[KERAS + "::test_fit_graph_mode_with_callbacks"],
+         bug="WagmaGlobalSyncCallback syncs at train end only"),
+    dict(id="join-leaver-named-wrong", file="cpp_ops/engine/engine_faults.cc",
+         edits=[("std::to_string(-last_rank - 1)", "std::to_string(-last_rank)")],
+         tests=["tests/test_faults.py::test_a_rank_leaving_while_the_others_join_fails_"
+                "their_join_naming_it -k torch"],
+         bug="a rank leaving without join() while others join: the error names the "
+             "next rank"),
+    dict(id="probes-start-late", file="cpp_ops/engine/engine_settings.cc",
+         edits=[("s.probe_after_s = std::max(s.report_after_s, shortest / 3);",
+                 "s.probe_after_s = std::max(s.report_after_s, shortest / 2);")],
+         tests=[],
+         bug="liveness probes at half the deadline: the verdict meets the deadline and a "
+             "stopped rank is no longer named in the error (caught by peer_liveness_test)"),
+    dict(id="sampler-floor-dropped", file="horovod_wagma/torch/balanced_sampler.py",
+         edits=[("proportional_shares(self.total_size, throughputs, self.min_share,",
+                 "proportional_shares(self.total_size, throughputs, 0.0,")],
+         tests=[SAMPLER + "::test_balanced_sampler_keeps_the_floor_for_a_rank_measured_very_slow"],
+         bug="BalancedDistributedSampler drops min_share: a rank measured very slow gets "
+             "nothing"),
+    dict(id="lbbsp-floor-dropped", file="horovod_wagma/torch/balanced_batch_sampler.py",
+         edits=[("floor = max(self.min_share, 1.0 / (self.global_batch / self.num_replicas))",
+                 "floor = self.min_share")],
+         tests=[SAMPLER + "::test_lbbsp_gives_a_rank_measured_very_slow_at_least_one_"
+                "sample_a_step"],
+         bug="LB-BSP's one-sample floor dropped: with min_share=0 a very slow rank gets "
+             "empty batches"),
+    dict(id="keras-sequence-floor-dropped", file="horovod_wagma/keras/balanced_sequence.py",
+         edits=[("proportional_shares(self.total_size, throughputs, self.min_share,",
+                 "proportional_shares(self.total_size, throughputs, 0.0,")],
+         tests=[SAMPLER + "::test_keras_balanced_sequence_keeps_the_floor_for_a_rank_"
+                "measured_very_slow"],
+         bug="Keras's BalancedSequence drops min_share"),
+    dict(id="step-clock-mean", file="horovod_wagma/common/step_clock.py",
+         edits=[("return statistics.median(self._cycles)", "return statistics.mean(self._cycles)")],
+         tests=[SAMPLER + "::test_step_clock_median_ignores_an_evaluation_or_checkpoint_step"],
+         bug="the step clock takes the mean: one evaluation or checkpoint step skews the "
+             "epoch's shares"),
 ]

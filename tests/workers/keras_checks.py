@@ -55,16 +55,32 @@ def own_streams(opt):
     return {k: v for k, v in hvd.stats().items() if k.startswith(prefix)}
 
 
+class EpochEndIdentity(tf.keras.callbacks.Callback):
+    """After WagmaGlobalSyncCallback in the list: whether every variable, BatchNorm's
+    moving statistics included (the optimizer does not average those), is identical on
+    every rank at each epoch end."""
+
+    def __init__(self):
+        super().__init__()
+        self.identical = []
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.identical.append(all_equal(self.model.variables))
+
+
 def fit():
     out = {}
     model, opt = model_and_optimizer("fit")
     model.compile(optimizer=opt, metrics=["accuracy"],
                   loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     x, y = data(rank)  # different data per rank: local metrics differ
-    history = model.fit(x, y, batch_size=32, epochs=2, verbose=0, callbacks=[
+    epoch_ends = EpochEndIdentity()
+    history = model.fit(x, y, batch_size=32, epochs=3, verbose=0, callbacks=[
         hvd.callbacks.WagmaGlobalSyncCallback(),
+        epoch_ends,
         hvd.callbacks.MetricAverageCallback(),
         hvd.callbacks.WagmaStatsCallback()])
+    out["identical_at_epoch_ends"] = epoch_ends.identical
     out["identical_after_sync"] = all_equal(model.variables)
     losses = comm.allgather(history.history["loss"][-1])
     out["loss_averaged"] = max(losses) - min(losses) < 1e-6
@@ -72,6 +88,42 @@ def fit():
     out["rounds"] = history.history["wagma_rounds"]
     out["accuracy"] = history.history["accuracy"][-1]
     return out
+
+
+def fp16_values():
+    """The fp16 rule in Keras (common/fp16_rule.py), as optimizer_checks.py's fp16_values
+    checks it in PyTorch: SGD with lr=0 leaves each step's model as it is, noise moves
+    every rank's model before each step, and a reference stream with the optimizer's
+    knobs averages the same fp16 values through the op. At a global round the model
+    becomes the fp16 average; at a group round it keeps its own full-precision
+    residual, x + (avg16 - fp16(x)), bit for bit (eager apply_gradients; group rounds
+    wait for every member, so no passive join contributes a value the reference does
+    not see)."""
+    tau = 4
+    knobs = dict(group_size=2, sync_period=tau, averaging="fresh", wait_avoiding=False)
+    tf.random.set_seed(rank)
+    model = make_model()
+    opt = hvd.DistributedWagmaOptimizer(tf.keras.optimizers.SGD(0.0),
+                                        compression=hvd.Compression.fp16, **knobs)
+    rng = np.random.default_rng(100 + rank)
+    trainable = model.trainable_variables
+    exact, residual_kept = [], []
+    for step in range(8):
+        for v in trainable:
+            v.assign_add(0.01 * rng.standard_normal(v.shape).astype("float32"))
+        x = tf.concat([tf.reshape(v, [-1]) for v in trainable], 0)
+        sent = tf.cast(x, tf.float16)
+        average = tf.cast(hvd.group_allreduce(sent, name="keras.fp16.reference", **knobs),
+                          tf.float32)
+        opt.apply_gradients([(tf.zeros_like(v), v) for v in trainable])
+        y = tf.concat([tf.reshape(v, [-1]) for v in trainable], 0).numpy()
+        if step == 0 or (step + 1) % tau == 0:
+            exact.append(bool(np.array_equal(y, average.numpy())))
+        else:
+            want = (x + (average - tf.cast(sent, tf.float32))).numpy()
+            exact.append(bool(np.array_equal(y, want)))
+            residual_kept.append(bool((y != average.numpy()).any()))
+    return dict(exact=exact, residual_kept=residual_kept)
 
 
 def eager():

@@ -169,6 +169,50 @@ def fp16_values():
     return dict(exact=exact, residual_kept=residual_kept)
 
 
+def momentum(opt, model):
+    """Every parameter's SGD momentum buffer, flattened (float64 list)."""
+    return torch.cat([opt.state[p]["momentum_buffer"].reshape(-1)
+                      for p in model.parameters()]).double().tolist()
+
+
+def state_values():
+    """What each average_optimizer_state mode does to the SGD momentum, as values the
+    test checks against tests/reference.py (drift correction off: it moves gradients).
+
+    - "always" (group rounds wait for every member, so no stale value enters): after
+      each step the momentum is the group mean of what each member's own step left,
+      m_local = 0.9 m + g (torch's SGD, the buffer starting at g);
+    - "on_sync", "never": group rounds leave the momentum local (m_local exactly);
+    - sync(): "on_sync" and "always" average the momentum over all ranks, "never"
+      leaves it as it was."""
+    out = {}
+    for mode in ("always", "on_sync", "never"):
+        model = fresh_model()
+        opt = DistributedWagmaOptimizer(
+            torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9),
+            named_parameters=model.named_parameters(), group_size=2, sync_period=100,
+            averaging="fresh", wait_avoiding=False, average_optimizer_state=mode,
+            drift_correction=0)
+        local, after = [], []
+        for step in range(4):
+            opt.zero_grad()
+            x, y = batch(step)
+            F.cross_entropy(model(x), y).backward()
+            grads = torch.cat([p.grad.reshape(-1) for p in model.parameters()]).double()
+            if step == 0:
+                local.append(grads.tolist())
+            else:
+                local.append((0.9 * torch.tensor(after[-1], dtype=torch.float64)
+                              + grads).tolist())
+            opt.step()
+            after.append(momentum(opt, model))
+        before_sync = momentum(opt, model)
+        opt.sync()
+        out[mode] = dict(local=local, after=after, before_sync=before_sync,
+                         after_sync=momentum(opt, model))
+    return out
+
+
 def process_set():
     out, model = {}, fresh_model()
     before = flat(model).clone()
@@ -365,5 +409,5 @@ if sys.argv[1:] == ["process_set"]:
     emit(rank, **process_set())
 else:
     run_scenarios({f.__name__: f for f in (
-        identical_after_global, lr0, passes, fp16, fp16_values, hooks, wa_lr0,
+        identical_after_global, lr0, passes, fp16, fp16_values, state_values, hooks, wa_lr0,
         wa_straggler_join, bad_args, drift)}, sys.argv[1:])
