@@ -16,6 +16,7 @@ MPI only (--transports mpi): a rule is the same on either transport. The report,
 markdown table, goes to stdout and --report.
 """
 import argparse
+import importlib
 import os
 import shutil
 import subprocess
@@ -25,7 +26,6 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-from mutants import MUTANTS  # noqa: E402
 
 # What the copy leaves out: paths from the root, and names anywhere. build/ goes along:
 # its engine objects, newer than their sources, spare the copy a full build.
@@ -137,6 +137,10 @@ def check_mutant(s, mutant, timeout, every_test=False):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", nargs="*", help="mutant ids to run (default: all)")
+    parser.add_argument("--catalogue", default="mutants",
+                        help="the module (in lab/mutation/) whose MUTANTS to run: "
+                             "mutants (the catalogue) or a batch planted as a reviewer "
+                             "would, e.g. fresh_batch")
     parser.add_argument("--scratch", default="/tmp/wagma-mutation")
     parser.add_argument("--report", default=os.path.join(ROOT, "build", "mutation_report.md"))
     parser.add_argument("--timeout", type=int, default=900, help="seconds per pytest run")
@@ -146,6 +150,7 @@ def main():
                         help="run all of a mutant's tests, not only up to the first "
                              "that fails, and list every one that caught it")
     args = parser.parse_args()
+    MUTANTS = importlib.import_module(args.catalogue).MUTANTS
     mutants = [m for m in MUTANTS if not args.only or m["id"] in args.only]
     unknown = set(args.only or []) - {m["id"] for m in MUTANTS}
     if unknown:
