@@ -367,4 +367,13 @@ MUTANTS = [
          tests=[SAMPLER + "::test_step_clock_median_ignores_an_evaluation_or_checkpoint_step"],
          bug="the step clock takes the mean: one evaluation or checkpoint step skews the "
              "epoch's shares"),
+    dict(id="hold-report-wrong-peer", file="cpp_ops/engine/hold_report.cc",
+         edits=[("           std::to_string(m.peer);", "           std::to_string(m.peer + 1);")],
+         tests=["tests/test_faults.py::test_a_held_call_is_reported_with_what_it_waits_on"],
+         bug="the hold report names the wrong rank as the one a round waits on"),
+    dict(id="hold-report-late", file="cpp_ops/engine/engine_faults.cc",
+         edits=[("waited > cfg.hold_report_s &&", "waited > 3 * cfg.hold_report_s &&")],
+         tests=["tests/test_faults.py::test_a_held_call_is_reported_with_what_it_waits_on"],
+         bug="the hold report waits three times WAGMA_HOLD_REPORT_S: a held call is not "
+             "reported"),
 ]
