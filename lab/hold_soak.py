@@ -22,6 +22,7 @@ What is captured when a step is held, on every rank:
   thread's stack (faulthandler) and the engine's counters to
   ``DIR/hold.<run>.<rank>.<n>.txt``, and a flag file that makes every other rank's
   watchdog do the same at once (what each rank was doing during the hold);
+- with ``--gdb``, every native thread's stack too (the engine's and Horovod's);
 - the engine's own hold report (WAGMA_HOLD_REPORT_S, set to --hold-report-s: 2) on
   stderr, which names the round, the stream and the messages it waits on, and each
   member's view of it (cpp_ops/engine/hold_report.h).
@@ -62,6 +63,8 @@ def parse_args(argv=None):
     p.add_argument("--min-hold", type=float, default=0.5,
                    help="seconds: a step shorter than this is never a hold")
     p.add_argument("--hold-report-s", type=float, default=2.0)
+    p.add_argument("--gdb", action="store_true",
+                   help="also every native thread's stack (gdb -batch) in each dump")
     p.add_argument("--out", default="/tmp/wagma-hold-soak")
     p.add_argument("--timeout", type=int, default=3600)
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
@@ -132,6 +135,13 @@ class Watchdog(threading.Thread):
                 f.write(f"engine stats unavailable: {e}\n")
             f.flush()
             faulthandler.dump_traceback(file=f, all_threads=True)
+            if self.args.gdb:
+                # The engine's and Horovod's threads are native: only gdb sees them.
+                f.write("\n--- gdb: thread apply all bt ---\n")
+                f.flush()
+                subprocess.run(["gdb", "-p", str(os.getpid()), "-batch", "-nx",
+                                "-ex", "set pagination off", "-ex", "thread apply all bt"],
+                               stdout=f, stderr=subprocess.STDOUT, timeout=120)
 
     def run(self):
         reported = None

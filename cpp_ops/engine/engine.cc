@@ -1,4 +1,5 @@
 #include "engine.h"
+#include "hold_report.h"
 
 #include <pthread.h>
 
@@ -197,14 +198,36 @@ int64_t Engine::Enqueue(const StreamSpec& spec, const void* input, void* output,
 // Background loop
 
 bool Engine::ProgressOnce() {
+  // Each part of the pass is timed: one that outlasts WAGMA_HOLD_REPORT_S is named
+  // (hold_report.h), so that a loop that did not run says where it was.
+  const double hold_s = stalls_->settings().hold_report_s;
+  const char* part = nullptr;
+  auto t = std::chrono::steady_clock::now();
+  auto timed = [&](const char* name) {
+    const auto now = std::chrono::steady_clock::now();
+    if (part && hold_s > 0 && std::chrono::duration<double>(now - t).count() > hold_s) {
+      const double s = std::chrono::duration<double>(now - t).count();
+      std::fprintf(stderr, "%s\n", HoldLoopPartText(rank_, part, s).c_str());
+    }
+    part = name;
+    t = now;
+  };
   bool progressed = false;
+  timed("taking requests");
   progressed |= DrainRequests();
+  timed("polling control messages");
   progressed |= PollControl();
+  timed("checking lost peers");
   CheckLostPeers();  // after PollControl: a peer's goodbye comes before its socket closes
+  timed("progressing reductions");
   progressed |= ProgressRounds();
+  timed("joining activated rounds");
   progressed |= JoinActivatedRounds();
+  timed("inspecting stalls");
   InspectStalls();
+  timed("flushing control sends");
   channel_->FlushSends();
+  timed(nullptr);
   metrics_.LoopPass(streams_.rounds_held(), in_flight_);
   return progressed;
 }

@@ -113,4 +113,9 @@ std::string HoldLoopPauseText(int rank, double paused_s) {
          "long";
 }
 
+std::string HoldLoopPartText(int rank, const char* part, double seconds) {
+  return Head(rank) + "one pass of this engine's loop spent " + Seconds(seconds) + " " +
+         part + " (a transport call or a lock that blocked)";
+}
+
 }  // namespace wagma

@@ -42,4 +42,7 @@ std::string HoldViewText(int rank, int asker, Stream& s, int64_t round,
 // This engine's loop did not run for `paused_s`.
 std::string HoldLoopPauseText(int rank, double paused_s);
 
+// One part of a loop pass (`part`: "polling control messages", ...) took `seconds`.
+std::string HoldLoopPartText(int rank, const char* part, double seconds);
+
 }  // namespace wagma
