@@ -49,8 +49,13 @@ engine-unit-test:
 	$(UNIT_CXX) cpp_ops/engine/peer_liveness.cc cpp_ops/engine/stall_monitor.cc cpp_ops/engine/engine_settings.cc \
 		cpp_ops/engine/stall_inspector.cc cpp_ops/engine/stream_spec.cc cpp_ops/engine/data_type.cc \
 		cpp_ops/engine/tests/peer_liveness_test.cc -o build/peer_liveness_test
-	$(UNIT_CXX) cpp_ops/engine/engine_settings.cc cpp_ops/engine/tests/engine_settings_test.cc \
-		-o build/engine_settings_test
+	$(UNIT_CXX) cpp_ops/engine/engine_settings.cc cpp_ops/engine/progress_pacer.cc \
+		cpp_ops/engine/tests/engine_settings_test.cc -o build/engine_settings_test
+	$(UNIT_CXX) cpp_ops/engine/group_reduction.cc cpp_ops/engine/direct_exchange_reduction.cc \
+		cpp_ops/engine/scatter_allgather_reduction.cc cpp_ops/engine/round_policy.cc \
+		cpp_ops/engine/message_cut.cc cpp_ops/engine/buffer.cc cpp_ops/engine/data_type.cc \
+		cpp_ops/engine/engine_settings.cc cpp_ops/engine/tests/reduction_choice_test.cc \
+		-o build/reduction_choice_test
 	$(UNIT_CXX) cpp_ops/engine/registration_book.cc cpp_ops/engine/stream_spec.cc \
 		cpp_ops/engine/data_type.cc cpp_ops/engine/tests/registration_book_test.cc \
 		-o build/registration_book_test
@@ -63,6 +68,7 @@ engine-unit-test:
 	build/majority_rule_test
 	build/peer_liveness_test
 	build/engine_settings_test
+	build/reduction_choice_test
 	build/registration_book_test
 	build/join_coordinator_test
 	build/data_type_test

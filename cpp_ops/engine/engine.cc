@@ -293,7 +293,18 @@ bool Engine::DrainRequests() {
 bool Engine::PollControl() {
   bool any = false;
   ControlMessage msg;
+  // What a pass that outlasts WAGMA_HOLD_REPORT_S spent its time on (hold_report.h):
+  // how many messages of which kinds, the longest receive and the longest handling.
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point began = Clock::now();
+  PollTally tally;
+  Clock::time_point t = began;
   while (channel_->Poll(&msg)) {
+    const Clock::time_point received = Clock::now();
+    tally.longest_receive_s =
+        std::max(tally.longest_receive_s, std::chrono::duration<double>(received - t).count());
+    ++tally.messages;
+    ++tally.by_kind[static_cast<size_t>(msg.kind) % tally.by_kind.size()];
     // Liveness traffic is not work: counted as progress, a heartbeat every second from
     // each peer kept an idle engine (an elastic job's set-up, evaluation, data loading)
     // polling at 1 kHz, never reaching the pacer's idle regime; on 8 ranks sharing 2
@@ -347,6 +358,14 @@ bool Engine::PollControl() {
         OnHoldQuery(msg.source, msg.stream_id, msg.round);
         break;
     }
+    t = Clock::now();
+    tally.longest_handling_s =
+        std::max(tally.longest_handling_s, std::chrono::duration<double>(t - received).count());
+  }
+  const double hold_s = stalls_->settings().hold_report_s;
+  const double spent_s = std::chrono::duration<double>(Clock::now() - began).count();
+  if (hold_s > 0 && spent_s > hold_s) {
+    std::fprintf(stderr, "%s\n", HoldPollText(rank_, spent_s, tally).c_str());
   }
   return any;
 }

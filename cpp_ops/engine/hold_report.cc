@@ -36,9 +36,9 @@ std::string EarlierInFlight(const Stream& s, int64_t round) {
   return earlier.empty() ? "none" : RankList(earlier);
 }
 
-std::string Seconds(double s) {
+std::string Seconds(double s, int decimals = 1) {
   char text[32];
-  std::snprintf(text, sizeof(text), "%.1f s", s);
+  std::snprintf(text, sizeof(text), "%.*f s", decimals, s);
   return text;
 }
 
@@ -111,6 +111,21 @@ std::string HoldLoopPauseText(int rank, double paused_s) {
   return Head(rank) + "this engine's loop did not run for " + Seconds(paused_s) +
          " (the thread was blocked or not scheduled): every round it serves waited that "
          "long";
+}
+
+std::string HoldPollText(int rank, double spent_s, const PollTally& tally) {
+  std::string kinds;
+  for (size_t k = 0; k < tally.by_kind.size(); ++k) {
+    if (tally.by_kind[k]) {
+      kinds += (kinds.empty() ? "" : ", ") + std::to_string(tally.by_kind[k]) + " of kind " +
+               std::to_string(k);
+    }
+  }
+  return Head(rank) + "polling control messages took " + Seconds(spent_s) + ": " +
+         std::to_string(tally.messages) + " message(s)" +
+         (kinds.empty() ? "" : " (" + kinds + ")") + ", the longest receive " +
+         Seconds(tally.longest_receive_s, 3) + ", the longest handling " +
+         Seconds(tally.longest_handling_s, 3) + " (kinds: control_messages.h)";
 }
 
 std::string HoldLoopPartText(int rank, const char* part, double seconds) {

@@ -20,6 +20,7 @@
 // run is a hold of every round at once.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -41,6 +42,16 @@ std::string HoldViewText(int rank, int asker, Stream& s, int64_t round,
 
 // This engine's loop did not run for `paused_s`.
 std::string HoldLoopPauseText(int rank, double paused_s);
+
+// What one pass of PollControl handled: messages, per kind (ControlKind's number),
+// the longest single receive and the longest handling of one message.
+struct PollTally {
+  int64_t messages = 0;
+  std::array<int64_t, 16> by_kind{};
+  double longest_receive_s = 0;
+  double longest_handling_s = 0;
+};
+std::string HoldPollText(int rank, double spent_s, const PollTally& tally);
 
 // One part of a loop pass (`part`: "polling control messages", ...) took `seconds`.
 std::string HoldLoopPartText(int rank, const char* part, double seconds);

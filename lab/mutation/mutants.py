@@ -25,6 +25,7 @@ HOST_KILLED = "tests/test_elastic.py::test_host_killed_survivors_go_on_without_r
 HOST_ADDED = "tests/test_elastic.py::test_host_added_starts_from_the_survivors_average"
 SAMPLER = "tests/test_balanced_sampler.py"
 KERAS = "tests/test_keras.py"
+S = "tests/test_api_surface.py"
 
 POLICY = "cpp_ops/engine/round_policy.cc"
 ROUNDS = "cpp_ops/engine/engine_rounds.cc"
@@ -166,8 +167,8 @@ MUTANTS = [
          tests=[OPTIMIZER_CORE],
          bug="the frontends' global rounds disagree with the engine's"),
     dict(id="global-between-inclusive", file="horovod_wagma/common/rounds.py",
-         edits=[("return (upto + 1) // sync_period > (after + 1) // sync_period",
-                 "return (upto + 1) // sync_period >= (after + 1) // sync_period")],
+         edits=[("(upto + 1) // sync_period > (after + 1) // sync_period))",
+                 "(upto + 1) // sync_period >= (after + 1) // sync_period))")],
          tests=[OPTIMIZER_CORE],
          bug="a skip with no global round in it still runs global-round duties"),
     dict(id="served-round-ignores-report", file="horovod_wagma/common/optimizer_core.py",
@@ -226,8 +227,7 @@ MUTANTS = [
          bug="after a restart the optimizer numbers its rounds from its old step count"),
     # --- drift correction (PyTorch) ---------------------------------------------------
     dict(id="drift-sign", file="horovod_wagma/torch/drift_correction.py",
-         edits=[("add_(m - old_m, alpha=self._alpha * k)",
-                 "add_(old_m - m, alpha=self._alpha * k)")],
+         edits=[("moves, offset = flat - sent, 0", "moves, offset = sent - flat, 0")],
          tests=[OPTIMIZER + "::test_drift_correction_removes_a_non_iid_bias"],
          bug="the variate learns the rank's bias with the wrong sign"),
     dict(id="drift-not-applied", file="horovod_wagma/torch/drift_correction.py",
@@ -235,8 +235,8 @@ MUTANTS = [
          tests=[OPTIMIZER + "::test_drift_correction_removes_a_non_iid_bias"],
          bug="the correction is subtracted from the gradients"),
     dict(id="drift-forgets", file="horovod_wagma/torch/drift_correction.py",
-         edits=[("self._c[p].add_(m - old_m, alpha=self._alpha * k)",
-                 "self._c[p].copy_((m - old_m) * (self._alpha * k))")],
+         edits=[("c.add_(moves[offset:offset + c.numel()].view_as(c), alpha=self._alpha * k)",
+                 "c.copy_(moves[offset:offset + c.numel()].view_as(c) * (self._alpha * k))")],
          tests=[OPTIMIZER + "::test_drift_correction_removes_a_non_iid_bias"],
          bug="the variate keeps only the last round's estimate instead of accumulating"),
     dict(id="keras-drift-sign", file="horovod_wagma/keras/drift_correction.py",
@@ -376,4 +376,43 @@ MUTANTS = [
          tests=["tests/test_faults.py::test_a_held_call_is_reported_with_what_it_waits_on"],
          bug="the hold report waits three times WAGMA_HOLD_REPORT_S: a held call is not "
              "reported"),
+    # --- the documented surface (tests/test_api_surface.py, engine settings, reduction choice)
+    dict(id='top-level-imports-torch', file='horovod_wagma/__init__.py', edits=[('__version__ = "0.1.0"', 'import torch  # noqa: F401\n__version__ = "0.1.0"')], tests=[S + "::test_top_level_imports_no_framework"], bug='importing horovod_wagma loads PyTorch'),
+    dict(id='init-default-sync-period', file='horovod_wagma/common/basics.py', edits=[('def init(self, comm=None, process_sets=None, group_size=None, sync_period=10,', 'def init(self, comm=None, process_sets=None, group_size=None, sync_period=8,')], tests=[S + "::test_init_defaults"], bug="init()'s default sync_period is 8, not 10"),
+    dict(id='init-default-averaging', file='horovod_wagma/common/config.py', edits=[('    averaging: str = "fresh"\n', '    averaging: str = "paper"\n')], tests=[S + "::test_init_defaults"], bug="WagmaConfig's default averaging rule is 'paper', not 'fresh'"),
+    dict(id='max-staleness-none-is-zero', file='horovod_wagma/common/config.py', edits=[('return self.sync_period if self.max_staleness is None else self.max_staleness', 'return 0 if self.max_staleness is None else self.max_staleness')], tests=[S + "::test_init_defaults"], bug='max_staleness=None means 0 rounds instead of sync_period'),
+    dict(id='comm-any-object', file='horovod_wagma/common/basics.py', edits=[('if not isinstance(comm, MPI.Comm) or comm.Compare(MPI.COMM_WORLD) == MPI.UNEQUAL:', 'if isinstance(comm, MPI.Comm) and comm.Compare(MPI.COMM_WORLD) == MPI.UNEQUAL:')], tests=[S + "::test_comm_must_be_none_or_comm_world"], bug='init(comm=<not a communicator>) is accepted'),
+    dict(id='synchronize-horovod-handle-to-wagma', file='horovod_wagma/torch/__init__.py', edits=[('    """Synchronizes a WAGMA handle or a Horovod handle."""\n    if isinstance(handle, GroupAllreduceHandle):', '    """Synchronizes a WAGMA handle or a Horovod handle."""\n    if True:')], tests=[S + "::test_synchronize_and_poll_take_horovod_handles"], bug='torch synchronize() treats a Horovod handle as a WAGMA one'),
+    dict(id='poll-horovod-handle-to-wagma', file='horovod_wagma/torch/__init__.py', edits=[('    """Polls a WAGMA handle or a Horovod handle."""\n    if isinstance(handle, GroupAllreduceHandle):', '    """Polls a WAGMA handle or a Horovod handle."""\n    if True:')], tests=[S + "::test_synchronize_and_poll_take_horovod_handles"], bug='torch poll() treats a Horovod handle as a WAGMA one'),
+    dict(id='compression-unchecked', file='horovod_wagma/common/horovod_arguments.py', edits=[('if compression not in (hvd.Compression.none, hvd.Compression.fp16):', 'if False:')], tests=[S + "::test_compression_other_than_none_or_fp16_is_a_value_error", S + "::test_keras_compression_other_than_none_or_fp16_is_a_value_error"], bug='a compressor other than none/fp16 is accepted (and sent uncompressed)'),
+    dict(id='set-passes-unchecked', file='horovod_wagma/torch/optimizer.py', edits=[('        check_backward_passes(passes)\n        self.backward_passes_per_step = passes', '        self.backward_passes_per_step = passes')], tests=[S + "::test_set_backward_passes_per_step"], bug='set_backward_passes_per_step(0) is accepted'),
+    dict(id='lbbsp-drop-last-pads', file='horovod_wagma/torch/balanced_batch_sampler.py', edits=[('self.steps = n // self.global_batch if drop_last else math.ceil(n / self.global_batch)', 'self.steps = math.ceil(n / self.global_batch)')], tests=[S + "::test_batch_sampler_drop_last_cuts_to_whole_global_batches"], bug='BalancedBatchSampler(drop_last=True) pads the last global batch with repeats'),
+    dict(id='schedule-round-up-only', file='cpp_ops/engine/group_schedule.cc', edits=[('for (bool round_up : {true, false}) {', 'for (bool round_up : {true}) {')], tests=[S + "::test_schedule_has_the_fewest_phases_for_283_of_441_pairs"], bug='the strided construction tries rounded-up blocks only: 137, not 283, (P, S) pairs reach ceil(log_S P) phases'),
+    dict(id='tf-reexports-some', file='horovod_wagma/tensorflow/__init__.py', edits=[('from horovod.tensorflow import *  # noqa: F401,F403  (re-export: a drop-in superset)', 'from horovod.tensorflow import allreduce, broadcast, rank, size  # noqa: F401')], tests=[S + "::test_tensorflow_and_keras_reexport_all_of_horovods"], bug="horovod_wagma.tensorflow re-exports only a few of Horovod's names"),
+    dict(id='keras-reexports-some', file='horovod_wagma/keras/__init__.py', edits=[('from horovod.tensorflow.keras import *  # noqa: E402,F401,F403  (a drop-in superset)', 'from horovod.tensorflow.keras import DistributedOptimizer, rank, size  # noqa: E402,F401')], tests=[S + "::test_tensorflow_and_keras_reexport_all_of_horovods"], bug="horovod_wagma.keras re-exports only a few of Horovod's names"),
+    dict(id='keras-callbacks-reexport-one', file='horovod_wagma/keras/callbacks.py', edits=[('from horovod.tensorflow.keras.callbacks import *  # noqa: F401,F403', 'from horovod.tensorflow.keras.callbacks import BroadcastGlobalVariablesCallback  # noqa: F401')], tests=[S + "::test_keras_callbacks_reexport_all_of_horovods"], bug="horovod_wagma.keras.callbacks lacks Horovod's other callbacks"),
+    dict(id='tf-async-in-function', file='horovod_wagma/tensorflow/ops.py', edits=[('    if not tf.executing_eagerly():\n        raise WagmaError("group_allreduce_async works', '    if False:\n        raise WagmaError("group_allreduce_async works')], tests=[S + "::test_tf_group_allreduce_async_inside_tf_function_is_a_wagma_error"], bug='group_allreduce_async inside tf.function is not refused'),
+    dict(id='keras-stream-prefix', file='horovod_wagma/keras/optimizer.py', edits=[('STREAM_PREFIX = "wagma.keras_optimizer"', 'STREAM_PREFIX = "wagma.optimizer"')], tests=[S + "::test_keras_stream_prefix_and_name"], bug="Keras optimizers' streams share the PyTorch prefix"),
+    dict(id='stream-name-ignored', file='horovod_wagma/common/stream_names.py', edits=[('self.name = name or f"{prefix}{next(_counters[prefix])}"', 'self.name = f"{prefix}{next(_counters[prefix])}"')], tests=[S + "::test_keras_stream_prefix_and_name"], bug="an optimizer's name= is ignored"),
+    dict(id='keras-sparse-as-dense-sends-fp16', file='horovod_wagma/keras/optimizer.py', edits=[('fp16=compression is Compression.fp16,', 'fp16=compression is Compression.fp16 or sparse_as_dense,')], tests=[S + "::test_keras_gradient_allreduce_arguments_have_no_effect"], bug='Keras sparse_as_dense=True puts fp16 on the wire'),
+    dict(id='keras-passes-as-sync-period', file='horovod_wagma/keras/optimizer.py', edits=[('knobs = OptimizerKnobs.from_arguments(locals(), "Keras", STATE_MODES)', 'knobs = OptimizerKnobs.from_arguments(dict(locals(), sync_period=sync_period * backward_passes_per_step), "Keras", STATE_MODES)')], tests=[S + "::test_keras_gradient_allreduce_arguments_have_no_effect"], bug='Keras backward_passes_per_step stretches the sync period'),
+    dict(id='keras-served-round-reported', file='horovod_wagma/keras/optimizer.py', edits=[('return self._wagma["core"].status(self._wagma["round"].numpy(), None)', 'return self._wagma["core"].status(self._wagma["round"].numpy(), self._wagma["round"].numpy() - 1)')], tests=[S + "::test_keras_wagma_status_served_round_is_none"], bug='Keras wagma_status() claims a served round it cannot know'),
+    dict(id='lr-schedule-ignores-start-epoch', file='horovod_wagma/keras/callbacks.py', edits=[('super().__init__(tf.keras.backend, initial_lr, multiplier, start_epoch, end_epoch,', 'super().__init__(tf.keras.backend, initial_lr, multiplier, 0, end_epoch,')], tests=[S + "::test_keras_learning_rate_schedule_is_horovods"], bug='LearningRateScheduleCallback starts at epoch 0 whatever start_epoch says'),
+    dict(id='momentum-correction-on-float', file='horovod_wagma/keras/callbacks.py', edits=[('if self.momentum_correction and not isinstance(momentum, tf.Variable):', 'if False:')], tests=[S + "::test_keras_momentum_correction_skipped_for_a_python_float_momentum"], bug="momentum correction runs on tf_keras SGD's Python-float momentum (fit fails)"),
+    dict(id='momentum-correction-never', file='horovod_wagma/keras/callbacks.py', edits=[('if self.momentum_correction and not isinstance(momentum, tf.Variable):', 'if self.momentum_correction:')], tests=[S + "::test_keras_momentum_correction_skipped_for_a_python_float_momentum"], bug='momentum correction is skipped for momentum variables too'),
+    dict(id='sequence-lists-as-one-array', file='horovod_wagma/keras/balanced_sequence.py', edits=[('    if isinstance(arrays, (list, tuple)):\n        return type(arrays)(np.asarray(a)[idx] for a in arrays)\n', '')], tests=[S + "::test_balanced_sequence_over_lists_of_arrays_or_unlabelled"], bug='BalancedSequence slices a list of arrays as one stacked array'),
+    dict(id='sequence-unlabelled-yields-pairs', file='horovod_wagma/keras/balanced_sequence.py', edits=[('        if self.y is None:\n            return _take(self.x, idx)\n', '')], tests=[S + "::test_balanced_sequence_over_lists_of_arrays_or_unlabelled"], bug='BalancedSequence(x, None) fails to serve batches'),
+    dict(id='shutdown-timeout-default', file='cpp_ops/engine/engine_settings.cc', edits=[('EnvDouble("HOROVOD_WAGMA_SHUTDOWN_TIMEOUT", 30.0)', 'EnvDouble("HOROVOD_WAGMA_SHUTDOWN_TIMEOUT", 60.0)')], tests=[], bug="the engine's shutdown waits 60 s by default (caught by engine_settings_test)"),
+    dict(id='idle-sleep-default', file='cpp_ops/engine/engine_settings.cc', edits=[('EnvDouble("HOROVOD_WAGMA_IDLE_SLEEP_US", 1000)', 'EnvDouble("HOROVOD_WAGMA_IDLE_SLEEP_US", 4000)')], tests=[], bug='an idle engine sleeps up to 4 ms by default (caught by engine_settings_test)'),
+    dict(id='idle-sleep-uncapped', file='cpp_ops/engine/progress_pacer.cc', edits=[('const int64_t cap_us = busy ? 200 : idle_cap;', 'const int64_t cap_us = busy ? 200 : 4 * idle_cap;')], tests=[], bug='the idle sleep runs past HOROVOD_WAGMA_IDLE_SLEEP_US (caught by engine_settings_test)'),
+    dict(id='stall-warning-default', file='cpp_ops/engine/stall_inspector.h', edits=[('double warning_s = 60.0;', 'double warning_s = 30.0;')], tests=[], bug='the stall warning comes after 30 s by default (caught by engine_settings_test)'),
+    dict(id='stall-timeout-on', file='cpp_ops/engine/stall_inspector.h', edits=[('double timeout_s = 0.0;', 'double timeout_s = 300.0;')], tests=[], bug='waiting ranks raise after 300 s by default (caught by engine_settings_test)'),
+    dict(id='hold-report-default', file='cpp_ops/engine/stall_inspector.h', edits=[('double hold_report_s = 10.0;', 'double hold_report_s = 5.0;')], tests=[], bug='the hold report after 5 s by default (caught by engine_settings_test)'),
+    dict(id='loss-settle-default', file='cpp_ops/engine/engine_settings.h', edits=[('double loss_settle_ms = 1500.0;', 'double loss_settle_ms = 1000.0;')], tests=[], bug='the membership verdict settles 1 s, not 1.5 s (caught by engine_settings_test)'),
+    dict(id='liveness-default', file='cpp_ops/engine/engine_settings.h', edits=[('double liveness_s = 10.0;', 'double liveness_s = 3.0;')], tests=[], bug='a silent peer is lost after 3 s by default (caught by engine_settings_test)'),
+    dict(id='liveness-env-ignored', file='cpp_ops/engine/engine_settings.cc', edits=[('  s.liveness_s = EnvDouble("HOROVOD_WAGMA_LIVENESS_S", s.liveness_s);\n', '')], tests=[], bug='HOROVOD_WAGMA_LIVENESS_S is not read (caught by engine_settings_test)'),
+    dict(id='small-bytes-boundary', file='cpp_ops/engine/group_reduction.cc', edits=[('if (args.members.size() == 1 || bytes <= direct_up_to)', 'if (args.members.size() == 1 || bytes < direct_up_to)')], tests=[], bug='a round of exactly HOROVOD_WAGMA_SMALL_BYTES takes two steps (caught by reduction_choice_test)'),
+    dict(id='pairs-use-small-bytes', file='cpp_ops/engine/group_reduction.cc', edits=[('args.members.size() <= 2 ? std::max(thresholds.small_bytes, thresholds.pair_scatter_bytes)', 'args.members.size() < 2 ? std::max(thresholds.small_bytes, thresholds.pair_scatter_bytes)')], tests=[], bug='groups of two switch to reduce-scatter at 64 KiB, not 8 MiB (caught by reduction_choice_test)'),
+    dict(id='small-bytes-default', file='cpp_ops/engine/group_reduction.h', edits=[('size_t small_bytes = 64 * 1024;', 'size_t small_bytes = 32 * 1024;')], tests=[], bug='rounds above 32 KiB take two steps by default (caught by engine_settings_test and reduction_choice_test)'),
+    dict(id='pair-threshold-env-ignored', file='cpp_ops/engine/engine_settings.cc', edits=[('"HOROVOD_WAGMA_PAIR_SCATTER_BYTES", static_cast<double>(s.thresholds.pair_scatter_bytes)', '"HOROVOD_WAGMA_PAIR_SCATTER_BYTE", static_cast<double>(s.thresholds.pair_scatter_bytes)')], tests=[], bug='HOROVOD_WAGMA_PAIR_SCATTER_BYTES is not read (caught by engine_settings_test and reduction_choice_test)'),
 ]

@@ -1,14 +1,47 @@
 // EngineSettings::FromEnv: the engine thread's spin follows the transport (it spins
 // only where polling moves the bytes), and HOROVOD_WAGMA_SPIN_US overrides it on both.
+// Every other setting has the default that docs/api.md and docs/faults.md give (each
+// test run sets most of them, so only this test sees the defaults), and its variable
+// changes it. The idle-sleep cap is checked through the pacer that applies it.
+#include <chrono>
 #include <cstdlib>
 
 #include "check.h"
 #include "engine_settings.h"
+#include "progress_pacer.h"
 
 using wagma::EngineSettings;
+using wagma::ProgressPacer;
 
-int main() {
-  unsetenv("HOROVOD_WAGMA_SPIN_US");
+namespace {
+
+const char* const kVariables[] = {
+    "HOROVOD_WAGMA_SPIN_US",           "HOROVOD_WAGMA_SHUTDOWN_TIMEOUT",
+    "HOROVOD_WAGMA_IDLE_SLEEP_US",     "HOROVOD_WAGMA_CALLER_PROGRESS_US",
+    "WAGMA_STALL_WARNING_S",           "WAGMA_STALL_TIMEOUT_S",
+    "WAGMA_HOLD_REPORT_S",             "HOROVOD_WAGMA_LOSS_SETTLE_MS",
+    "HOROVOD_WAGMA_LIVENESS_S",        "HOROVOD_WAGMA_SMALL_BYTES",
+    "HOROVOD_WAGMA_PAIR_SCATTER_BYTES", "HOROVOD_ELASTIC",
+};
+
+void UnsetAll() {
+  for (const char* v : kVariables) unsetenv(v);
+}
+
+// The sleep the pacer picks after `idle_ms` of an idle engine (no rounds in flight).
+long long IdleSleepUs(const EngineSettings& s, int idle_ms) {
+  ProgressPacer pacer(s.pacer);
+  const auto t0 = ProgressPacer::Clock::now();
+  pacer.Resume(t0);
+  const ProgressPacer::Pause p = pacer.AfterPass(/*progressed=*/false, /*busy=*/false,
+                                                 t0 + std::chrono::milliseconds(idle_ms));
+  CHECK(p.kind == ProgressPacer::Pause::Kind::kSleep);
+  return p.sleep_us;
+}
+
+// The transport picks the spin; nothing else.
+void TestSpinFollowsTheTransport() {
+  UnsetAll();
   CHECK_EQ(EngineSettings::FromEnv(/*transport_progresses_on_its_own=*/false).pacer.spin_us, 200);
   CHECK_EQ(EngineSettings::FromEnv(/*transport_progresses_on_its_own=*/true).pacer.spin_us, 0);
   setenv("HOROVOD_WAGMA_SPIN_US", "50", 1);
@@ -18,5 +51,77 @@ int main() {
   // The rest of the pacer does not depend on the transport.
   CHECK_EQ(EngineSettings::FromEnv(true).pacer.idle_sleep_us,
            EngineSettings::FromEnv(false).pacer.idle_sleep_us);
+}
+
+// With nothing set: api.md's table (shutdown 30 s, small 65536 B, pair 8 MiB, idle
+// sleep 1000 us, caller progress 0) and faults.md's (stall warning 60 s, stall timeout
+// off, hold report 10 s, liveness 10 s, loss settle 1500 ms).
+void TestDefaults() {
+  UnsetAll();
+  for (bool own : {false, true}) {
+    const EngineSettings s = EngineSettings::FromEnv(own);
+    CHECK(s.shutdown_timeout_s == 30.0);
+    CHECK_EQ(s.thresholds.small_bytes, 65536);
+    CHECK_EQ(s.thresholds.pair_scatter_bytes, 8 * 1024 * 1024);
+    CHECK_EQ(s.pacer.idle_sleep_us, 1000);
+    CHECK_EQ(s.pacer.caller_progress_us, 0);
+    CHECK(s.stalls.warning_s == 60.0);
+    CHECK(s.stalls.timeout_s == 0.0);  // off: the engine raises only for timeout_s > 0
+    CHECK(s.stalls.hold_report_s == 10.0);
+    CHECK(s.liveness_s == 10.0);
+    CHECK(s.loss_settle_ms == 1500.0);
+    CHECK(!s.elastic);
+  }
+  // StallSettings read on their own (the inspector's) agree.
+  const wagma::StallSettings stalls = wagma::StallSettings::FromEnv();
+  CHECK(stalls.warning_s == 60.0 && stalls.timeout_s == 0.0 && stalls.hold_report_s == 10.0);
+}
+
+// Each variable changes its setting, and only it.
+void TestVariablesChangeThem() {
+  UnsetAll();
+  setenv("HOROVOD_WAGMA_SHUTDOWN_TIMEOUT", "7.5", 1);
+  setenv("HOROVOD_WAGMA_SMALL_BYTES", "1024", 1);
+  setenv("HOROVOD_WAGMA_PAIR_SCATTER_BYTES", "4096", 1);
+  setenv("HOROVOD_WAGMA_IDLE_SLEEP_US", "300", 1);
+  setenv("HOROVOD_WAGMA_CALLER_PROGRESS_US", "40", 1);
+  setenv("WAGMA_STALL_WARNING_S", "12", 1);
+  setenv("WAGMA_STALL_TIMEOUT_S", "20", 1);
+  setenv("WAGMA_HOLD_REPORT_S", "3", 1);
+  setenv("HOROVOD_WAGMA_LIVENESS_S", "4", 1);
+  setenv("HOROVOD_WAGMA_LOSS_SETTLE_MS", "250", 1);
+  const EngineSettings s = EngineSettings::FromEnv(false);
+  CHECK(s.shutdown_timeout_s == 7.5);
+  CHECK_EQ(s.thresholds.small_bytes, 1024);
+  CHECK_EQ(s.thresholds.pair_scatter_bytes, 4096);
+  CHECK_EQ(s.pacer.idle_sleep_us, 300);
+  CHECK_EQ(s.pacer.caller_progress_us, 40);
+  CHECK_EQ(s.pacer.spin_us, 200);
+  CHECK(s.stalls.warning_s == 12.0);
+  CHECK(s.stalls.timeout_s == 20.0);
+  CHECK(s.stalls.hold_report_s == 3.0);
+  CHECK(s.liveness_s == 4.0);
+  CHECK(s.loss_settle_ms == 250.0);
+  UnsetAll();
+}
+
+// HOROVOD_WAGMA_IDLE_SLEEP_US caps the idle engine's sleep: a quarter of the idle time
+// (here 250 ms after 1 s idle) is cut to the cap, 1000 us by default.
+void TestIdleSleepIsCapped() {
+  UnsetAll();
+  CHECK_EQ(IdleSleepUs(EngineSettings::FromEnv(false), 1000), 1000);
+  CHECK_EQ(IdleSleepUs(EngineSettings::FromEnv(true), 1000), 1000);
+  setenv("HOROVOD_WAGMA_IDLE_SLEEP_US", "300", 1);
+  CHECK_EQ(IdleSleepUs(EngineSettings::FromEnv(false), 1000), 300);
+  UnsetAll();
+}
+
+}  // namespace
+
+int main() {
+  TestSpinFollowsTheTransport();
+  TestDefaults();
+  TestVariablesChangeThem();
+  TestIdleSleepIsCapped();
   return Report("engine_settings_test");
 }
