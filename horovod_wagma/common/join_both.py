@@ -48,16 +48,20 @@ def join_engine_and_horovod(horovod_join, horovod_join_async=None):
             _engine_error_over(horovod_error, last)
         return last if last is not None else engine_lib.join()
     done, result = horovod_join_async()
+    horovod_done = False
     while True:
         if last is None:
             last = engine_lib.join_wait(_SLICE_MS)  # the engine's error, at once
-        if done():
+        # Horovod's handle is collected once: result() clears it, and polling a
+        # cleared handle is an error.
+        if not horovod_done and done():
+            horovod_done = True
             try:
                 result()
             except Exception as horovod_error:
                 _engine_error_over(horovod_error, last)
-            if last is not None:
-                return last
-        elif last is not None:
+        if horovod_done and last is not None:
+            return last
+        if not horovod_done and last is not None:
             # The engine's join is over; Horovod's ends as the last rank calls it.
             time.sleep(_SLICE_MS / 1000)

@@ -415,4 +415,9 @@ MUTANTS = [
     dict(id='pairs-use-small-bytes', file='cpp_ops/engine/group_reduction.cc', edits=[('args.members.size() <= 2 ? std::max(thresholds.small_bytes, thresholds.pair_scatter_bytes)', 'args.members.size() < 2 ? std::max(thresholds.small_bytes, thresholds.pair_scatter_bytes)')], tests=[], bug='groups of two switch to reduce-scatter at 64 KiB, not 8 MiB (caught by reduction_choice_test)'),
     dict(id='small-bytes-default', file='cpp_ops/engine/group_reduction.h', edits=[('size_t small_bytes = 64 * 1024;', 'size_t small_bytes = 32 * 1024;')], tests=[], bug='rounds above 32 KiB take two steps by default (caught by engine_settings_test and reduction_choice_test)'),
     dict(id='pair-threshold-env-ignored', file='cpp_ops/engine/engine_settings.cc', edits=[('"HOROVOD_WAGMA_PAIR_SCATTER_BYTES", static_cast<double>(s.thresholds.pair_scatter_bytes)', '"HOROVOD_WAGMA_PAIR_SCATTER_BYTE", static_cast<double>(s.thresholds.pair_scatter_bytes)')], tests=[], bug='HOROVOD_WAGMA_PAIR_SCATTER_BYTES is not read (caught by engine_settings_test and reduction_choice_test)'),
+    dict(id="join-polls-collected-handle", file="horovod_wagma/common/join_both.py",
+         edits=[("        if not horovod_done and done():", "        if done():")],
+         tests=["tests/test_join_both.py"],
+         bug="join() polls Horovod's join handle after collecting it: ValueError when "
+             "Horovod's join ends before the engine's (seen in the hold soak)"),
 ]
