@@ -45,8 +45,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 
-MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-           "OMPI_MCA_mpi_yield_when_idle": "1"}
+import harness  # noqa: E402  (bench/: the launchers and Open MPI's settings)
 
 
 def parse_args(argv=None):
@@ -77,13 +76,8 @@ def launch(args):
     for f in glob.glob(os.path.join(args.out, "*")):
         os.remove(f)
     argv = [sys.executable, os.path.abspath(__file__), "--worker"] + sys.argv[1:]
-    if args.transport == "gloo":
-        cmd = [os.path.join(os.path.dirname(sys.executable), "horovodrun"), "--gloo",
-               "-np", str(args.np), "-H", f"localhost:{args.np}"] + argv
-    else:
-        cmd = ["mpirun", "-np", str(args.np), "--oversubscribe", "--bind-to", "none",
-               "--timeout", str(args.timeout)] + argv
-    env = dict(os.environ, **MPI_ENV, WAGMA_HOLD_REPORT_S=str(args.hold_report_s))
+    cmd = harness.launch_prefix(args.transport, args.np) + argv
+    env = dict(os.environ, **harness.MPIRUN_ENV, WAGMA_HOLD_REPORT_S=str(args.hold_report_s))
     print("+ " + " ".join(cmd), flush=True)
     return subprocess.run(cmd, env=env, timeout=args.timeout + 60).returncode
 

@@ -48,24 +48,24 @@ float FromBFloat(uint16_t b) {
   return f;
 }
 
-float MeanHalf(const std::vector<float>& values) {
+// The mean of `values` stored in a half type (`encode`/`decode`), by MeanOf.
+float MeanStored(DataType dtype, uint16_t (*encode)(float), float (*decode)(uint16_t),
+                 const std::vector<float>& values) {
   std::vector<uint16_t> in;
-  for (float v : values) in.push_back(Half(v));
+  for (float v : values) in.push_back(encode(v));
   std::vector<const void*> srcs;
   for (const uint16_t& v : in) srcs.push_back(&v);
   uint16_t out = 0;
-  wagma::MeanOf(DataType::kFloat16, srcs.data(), static_cast<int>(srcs.size()), 1, &out);
-  return FromHalf(out);
+  wagma::MeanOf(dtype, srcs.data(), static_cast<int>(srcs.size()), 1, &out);
+  return decode(out);
+}
+
+float MeanHalf(const std::vector<float>& values) {
+  return MeanStored(DataType::kFloat16, Half, FromHalf, values);
 }
 
 float MeanBFloat(const std::vector<float>& values) {
-  std::vector<uint16_t> in;
-  for (float v : values) in.push_back(BFloat(v));
-  std::vector<const void*> srcs;
-  for (const uint16_t& v : in) srcs.push_back(&v);
-  uint16_t out = 0;
-  wagma::MeanOf(DataType::kBFloat16, srcs.data(), static_cast<int>(srcs.size()), 1, &out);
-  return FromBFloat(out);
+  return MeanStored(DataType::kBFloat16, BFloat, FromBFloat, values);
 }
 
 void TestConverters() {
