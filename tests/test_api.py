@@ -5,7 +5,7 @@ import pytest
 pytestmark = pytest.mark.ranks
 
 
-def test_api_behaviour(mpi):
+def test_api_behaviour(mpi, transport):
     run = mpi("api.py", 4, timeout=120)
     for rank, res in run.results.items():
         assert res["interleaved_max_err"] < 1e-9, res
@@ -16,6 +16,30 @@ def test_api_behaviour(mpi):
         assert res["poll_after"] is True
         assert res["group_ps_sum"] == res["group_ps_expected"]
     assert all(run.results[r]["poll_before"] is False for r in range(3))
+    # Every group is registered as one Horovod process set, the one the user listed
+    # (on MPI: [0, 2]) not a second time; on Gloo the dynamic ones, as on MPI.
+    groups = [[0, 1], [2, 3], [0, 2], [1, 3]]  # groups(4, 2)
+    for rank, res in run.results.items():
+        assert res["ps_table"] == sorted([[0, 1, 2, 3]] + groups), res["ps_table"]
+        if transport == "mpi" and rank in (0, 2):
+            assert res["listed_is_group"] is True and res["listed_sum"] == 2.0, res
+
+
+def test_gloo_init_registers_no_group_process_sets(mpi, transport):
+    """docs/api.md: on Gloo init() registers no group process sets (Horovod would
+    negotiate them in every cycle), and group_process_set() needs dynamic process sets
+    there (test_api_behaviour runs them); on MPI every group is registered
+    (test_init.py::test_every_phase_group_is_a_horovod_process_set)."""
+    if transport != "gloo":
+        pytest.skip("Gloo's rule; MPI's is test_every_phase_group_is_a_horovod_process_set")
+    run = mpi("process_sets.py", 3, 2, timeout=120)
+    for rank, res in run.results.items():
+        assert res["table"] == [[0, 1, 2]], res  # Horovod's global set alone
+        assert res["sums"] == [] and len(res["errors"]) == 3, res  # groups(3, 2): 3 phases
+        for e in res["errors"]:
+            assert e.startswith("WagmaError: the WAGMA groups are not registered as "
+                                "Horovod process sets"), e
+            assert "HOROVOD_DYNAMIC_PROCESS_SETS=1" in e, e
 
 
 def test_reexports_horovod_torch():

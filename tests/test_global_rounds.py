@@ -87,6 +87,26 @@ def test_fast_ranks_do_not_wait_for_a_persistent_straggler(request, framework, k
         assert res["held"] <= TAU + 2, res["held"]
 
 
+@pytest.mark.parametrize("k", [2, 4])
+def test_a_k_times_slower_rank_enters_about_every_kth_round(torch_launch, k):
+    """docs/semantics.md: "A k-times slower rank enters roughly every k-th round with a
+    fresh value." Its calls number ROUNDS / k within a factor of 1.7 either way, and it
+    keeps the others' pace: it reaches the last round about when they do, each call
+    entering a round of its own. (The fast ranks' rounds cost communication too, so
+    under load they pass slower than their compute alone and the slow rank enters
+    more often: on 2 cores at a load of 28, 2x: 38 calls of 60, 4x: 19.)"""
+    res = torch_launch.results(scenario(k, "wait_avoiding"))
+    s = res[P - 1]
+    calls, served = len(s["served"]), s["served"]
+    assert ROUNDS / k / 1.7 <= calls <= 1.7 * ROUNDS / k, (k, calls, served)
+    fast_s = max(res[r]["seconds"] for r in range(P - 1))
+    assert s["seconds"] < 1.25 * fast_s + 0.2, (s["seconds"], fast_s, served)
+    # No two calls share a round: the rounds passed over are the ones its engine
+    # served meanwhile.
+    assert all(b > a for a, b in zip(served, served[1:])), served
+    assert s["stream"]["rounds_skipped"] == ROUNDS - calls, s["stream"]
+
+
 def test_a_rank_slower_than_max_staleness_allows_is_left_out_not_waited_for(torch_launch,
                                                                            transport):
     """max_staleness=1 with a 4x slower rank: its engine's value may enter only the

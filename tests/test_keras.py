@@ -13,7 +13,7 @@ import resident
 
 pytestmark = [pytest.mark.ranks, pytest.mark.tf, pytest.mark.slow]
 SCENARIOS = ["fit", "eager", "fp16_values", "uneven", "drift", "wa_fit_straggler",
-             "balanced_horovod", "balanced"]
+             "balanced_horovod", "balanced", "state_on_sync", "keras_join"]
 
 
 RESIDENT = resident.item("keras_checks.py", 3, *SCENARIOS, framework="tensorflow", timeout=600)
@@ -164,3 +164,42 @@ def test_balanced_sequence_keeps_equal_shares_for_horovods_optimizer(launch):
         assert "Invalid rank 3" in rank and "dead_band must be in [0, 1)" in band
     wagma = launch.results("balanced")
     assert all(wagma[r]["epochs"][1]["equal_steps_needed"] is False for r in range(3))
+
+
+def test_on_sync_averages_optimizer_state_at_global_rounds_and_sync(launch):
+    """docs/api.md, Keras: "on_sync" averages the optimizer's floating-point state,
+    SGD's velocities (eager) and Adam's moments (in a tf.function), at the global
+    rounds (steps 0 and 3 of tau 4): the same bits on every rank there, each rank's own
+    after the group rounds; sync(variables) averages it too. "never" leaves it local,
+    also through sync(), which still makes the models identical."""
+    for rank, res in launch.results("state_on_sync").items():
+        # SGD's velocity per trainable variable, Adam's m and v: 227 and 2 x 227 floats.
+        assert res["sgd.on_sync"]["state_size"] == 227, res
+        assert res["adam.on_sync"]["state_size"] == 2 * 227, res
+        for label in ("sgd", "adam"):
+            on = res[f"{label}.on_sync"]
+            assert on["same"] == [True, False, False, True, False, False], (rank, label, on)
+            assert on["same_after_sync"] is True and on["model_after_sync"], (rank, label, on)
+        never = res["sgd.never"]
+        assert never["state_size"] == 227 and never["same"] == [False] * 6, (rank, never)
+        assert never["same_after_sync"] is False and never["model_after_sync"], (rank, never)
+
+
+def test_module_join_serves_rounds_and_returns_the_last_rank(launch):
+    """hvd.join() from horovod_wagma.keras, not the optimizer's: every rank gets the
+    last rank to join (the one that called it last: usually rank 2, which has the most
+    batches and waits 0.3 s; calls within 50 ms are a tie); each keeps its own step
+    count (wait-avoiding global rounds); rank 0's joined engine served the others'
+    rounds with its final model: no age, none left out, though it ends 14 steps
+    behind (under Horovod's join every one of them is aged or left out); sync() then
+    leaves one model."""
+    results = launch.results("keras_join")
+    (last,) = {res["last"] for res in results.values()}
+    joined_at = {rank: res["joined_at"] for rank, res in results.items()}
+    assert joined_at[last] >= max(joined_at.values()) - 0.05, (last, joined_at)
+    for rank, res in results.items():
+        assert res["steps"] == (2, 10, 16)[rank], res
+        assert res["identical_after_sync"], res
+    r0 = results[0]
+    assert r0["after"]["passive"] >= 4, r0  # at least the rounds up to rank 1's end
+    assert r0["after"]["aged"] == 0 and r0["after"]["left_out"] == 0, r0

@@ -30,7 +30,15 @@ def test_stats_count_a_known_straggler(mpi, framework, tmp_path):
     assert slow["staleness_max"] == 4 and abs(slow["staleness_mean"] - 2.0) < 1e-9
     # Its results were ready when it asked: it never waited in a group round.
     assert slow["group_wait_s"] < 0.05
-    assert run.results[0]["all"] == ["other", "s"]
+    # Blocking global rounds: the app that waits for a late peer counts it in
+    # global_wait_s (docs/faults.md), never in group_wait_s; the late one hardly waits.
+    g_fast, g_slow = run.results[0]["g"], run.results[1]["g"]
+    for st in (g_fast, g_slow):
+        assert st["rounds"] == 2 and st["global_rounds"] == 2, st
+        assert st["group_wait_s"] == 0, st
+    assert g_fast["global_wait_s"] >= 0.45, g_fast  # rank 1 came 0.6 s late
+    assert g_slow["global_wait_s"] < g_fast["global_wait_s"] - 0.3, (g_slow, g_fast)
+    assert run.results[0]["all"] == ["g", "other", "s"]
     assert "no-such-stream" in run.results[0]["unknown"]
 
     from horovod_wagma.timeline import load_traces

@@ -37,7 +37,8 @@ def expected_outputs(runs, size, sync_period=4):
     return expected
 
 
-SCENARIOS = resident.item("uneven.py", 4, "op", "optimizer", "repeated_joins", timeout=300)
+SCENARIOS = resident.item("uneven.py", 4, "op", "optimizer", "repeated_joins",
+                          "horovod_collectives", timeout=300)
 
 
 @pytest.fixture(scope="module")
@@ -80,3 +81,17 @@ def test_repeated_joins_leave_blocking_rounds_exact(launch):
     res = launch.results("repeated_joins")
     for r in range(4):
         assert res[r]["wrong"] == [] and res[r]["passive"] == {}, (r, res[r])
+
+
+def test_horovod_collectives_are_served_during_join(launch):
+    """docs/faults.md: while rank 0 sits in join(), the others' Horovod allreduces
+    complete (its Horovod join serves them, a joined rank counting zero), beside the
+    WAGMA rounds its engine serves; every join returns the last rank, 3."""
+    res = launch.results("horovod_collectives")
+    for k in range(3):
+        want = sum(r + 10 * k for r in (1, 2, 3))  # rank 0's share: zero
+        for r in (1, 2, 3):
+            assert res[r]["sums"][k] == want, (r, k, res[r]["sums"])
+    assert {res[r]["last"] for r in range(4)} == {3}, res
+    # Rank 0's engine joined the three WAGMA rounds it did not call.
+    assert res[0]["stats"]["rounds"] == 1 and res[0]["stats"]["passive_joins"] == 3, res[0]

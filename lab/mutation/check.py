@@ -12,7 +12,8 @@ objects; not .git or .venv) to --scratch; build it there (incremental: a C++ mut
 recompiles one file); run every mutant's tests unmutated, which must pass;
 then per mutant: edit, rebuild if it is C++ (the engine's unit tests run first: they
 are seconds), run its tests in order until one fails, restore the file. Tests run over
-MPI only (--transports mpi): a rule is the same on either transport. The report, a
+MPI only (--transports mpi): a rule is the same on either transport; a mutant of a
+transport's own rule names its transport (`transports="gloo"`). The report, a
 markdown table, goes to stdout and --report.
 """
 import argparse
@@ -78,10 +79,10 @@ class Scratch:
         code, _ = run(["make", "-s", "engine-unit-test"], self.path, self.env, 600, self.log)
         return code == 0
 
-    def pytest(self, test, timeout):
+    def pytest(self, test, timeout, transports="mpi"):
         """Whether `test` (a node id, then maybe pytest options: "-k expr") passed."""
         code, _ = run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
-                       "--transports", "mpi", "-m", ""] + test.split(), self.path, self.env,
+                       "--transports", transports, "-m", ""] + test.split(), self.path, self.env,
                       timeout, self.log)
         return code == 0
 
@@ -120,7 +121,8 @@ def check_mutant(s, mutant, timeout, every_test=False):
             return "caught", ["the build (does not compile)"], time.monotonic() - t0
         checks = [("make engine-unit-test", s.engine_unit_tests)] if (
             cpp and mutant["file"].startswith("cpp_ops/engine/")) else []
-        checks += [(test, lambda test=test: s.pytest(test, timeout))
+        transports = mutant.get("transports", "mpi")
+        checks += [(test, lambda test=test: s.pytest(test, timeout, transports))
                    for test in mutant["tests"]]
         for name, passes in checks:
             if not passes():
@@ -164,8 +166,9 @@ def main():
     # Each mutant's target must be read as "caught by its tests", not "its tests were
     # already failing".
     if not args.skip_baseline:
-        tests = list(dict.fromkeys(t for m in mutants for t in m["tests"]))
-        failing = [t for t in tests if not s.pytest(t, args.timeout)]
+        tests = list(dict.fromkeys((t, m.get("transports", "mpi"))
+                                   for m in mutants for t in m["tests"]))
+        failing = [t for t, tr in tests if not s.pytest(t, args.timeout, tr)]
         if failing or not s.engine_unit_tests():
             raise SystemExit(f"unmutated, these fail: {failing or 'engine unit tests'} "
                              f"(see {log})")

@@ -420,4 +420,113 @@ MUTANTS = [
          tests=["tests/test_join_both.py"],
          bug="join() polls Horovod's join handle after collecting it: ValueError when "
              "Horovod's join ends before the engine's (seen in the hold soak)"),
+    # --- claims.md's rows that had no test (2026-12-02) ----------------------------------
+    dict(id="user-listed-group-registered-again", file="horovod_wagma/common/basics.py",
+         edits=[("        registered = set(by_ranks)\n", "        registered = set()\n")],
+         tests=["tests/test_api.py::test_api_behaviour"],
+         bug="init() registers a group the user already listed in process_sets a second "
+             "time (api.md: \"not a second time\")"),
+    dict(id="gloo-registers-group-sets", file="horovod_wagma/common/basics.py",
+         edits=[("7 -> 22 ms). group_process_set() needs dynamic process sets there.\n"
+                 "                hvd.init(process_sets=\"dynamic\" if dynamic else user_sets)",
+                 "7 -> 22 ms). group_process_set() needs dynamic process sets there.\n"
+                 "                hvd.init(process_sets=\"dynamic\")\n"
+                 "                dynamic = True")],
+         tests=["tests/test_api.py::test_gloo_init_registers_no_group_process_sets"],
+         transports="gloo",
+         bug="on Gloo init() registers every group as a process set (Horovod then "
+             "negotiates them in every cycle: its collectives 5-14x slower)"),
+    dict(id="keras-state-never-averaged-at-global-rounds", file="horovod_wagma/keras/optimizer.py",
+         edits=[("        if state:\n            state.run_due(self, variables, step, reported)\n",
+                 "")],
+         tests=[KERAS + "::test_on_sync_averages_optimizer_state_at_global_rounds_and_sync"],
+         bug="Keras \"on_sync\" never averages the optimizer state at global rounds"),
+    dict(id="keras-sync-leaves-state-out", file="horovod_wagma/keras/optimizer.py",
+         edits=[("        if self._wagma[\"state\"]:\n            variables = list(variables) + "
+                 "StateAveraging.state_variables(self)",
+                 "        if False:\n            variables = list(variables) + "
+                 "StateAveraging.state_variables(self)")],
+         tests=[KERAS + "::test_on_sync_averages_optimizer_state_at_global_rounds_and_sync"],
+         bug="Keras sync(variables) averages the model but not the optimizer state"),
+    dict(id="keras-sync-averages-never-state", file="horovod_wagma/keras/optimizer.py",
+         edits=[("        if self._wagma[\"state\"]:\n            variables = list(variables) + "
+                 "StateAveraging.state_variables(self)",
+                 "        if True:\n            variables = list(variables) + "
+                 "StateAveraging.state_variables(self)")],
+         tests=[KERAS + "::test_on_sync_averages_optimizer_state_at_global_rounds_and_sync"],
+         bug="Keras sync() averages the state of an optimizer whose state mode is \"never\""),
+    dict(id="keras-join-is-horovods", file="horovod_wagma/keras/__init__.py",
+         edits=[("                                          group_process_set, init, join, "
+                 "poll, stats,",
+                 "                                          group_process_set, init, "
+                 "poll, stats,")],
+         tests=[KERAS + "::test_module_join_serves_rounds_and_returns_the_last_rank"],
+         bug="horovod_wagma.keras.join is Horovod's: a joined rank's engine serves aged "
+             "values, not its final model"),
+    dict(id="join-skips-horovods-join", file="horovod_wagma/common/join_both.py",
+         edits=[("    done, result = horovod_join_async()\n",
+                 "    done, result = (lambda: True), (lambda: None)\n")],
+         tests=["tests/test_uneven.py::test_horovod_collectives_are_served_during_join"],
+         bug="torch join() joins the engine only: the others' Horovod collectives hang "
+             "while a rank sits in join()"),
+    dict(id="no-registration-stall-warning", file="cpp_ops/engine/engine_faults.cc",
+         edits=[("    if (!stalls_->RegistrationWarningDue(p.key, p.waited_s, now)) continue;",
+                 "    continue;")],
+         tests=["tests/test_stall_reports.py::test_a_late_round0_registration_is_reported_"
+                "by_the_registrar"],
+         bug="a late round-0 registration is never reported (faults.md: \"inspected the "
+             "same way\")"),
+    dict(id="probes-without-a-waiting-call", file="cpp_ops/engine/engine_faults.cc",
+         edits=[("stalls_->ProbesDue(longest_wait, heartbeat,",
+                 "stalls_->ProbesDue(1e9, heartbeat,")],
+         tests=["tests/test_stall_reports.py::test_no_liveness_probes_in_a_healthy_run"],
+         bug="engines probe their peers with no call waiting (faults.md: none in a "
+             "healthy run)"),
+    dict(id="torch-wait-in-one-slice", file="cpp_ops/torch/torch_ops.cc",
+         edits=[("rc = wagma_wait_for(handle, 100, &round, err, kErrLen);",
+                 "rc = wagma_wait_for(handle, -1, &round, err, kErrLen);")],
+         tests=["tests/test_stall_reports.py::test_ctrl_c_interrupts_a_wait_for_a_stuck_"
+                "peer_at_once"],
+         bug="torch waits in one slice: Ctrl-C waits for the stuck peer"),
+    dict(id="liveness-zero-still-heartbeats", file="cpp_ops/engine/engine_faults.cc",
+         edits=[("const bool heartbeat = settings_.elastic && settings_.liveness_s > 0;",
+                 "const bool heartbeat = settings_.elastic;")],
+         tests=["tests/test_stall_reports.py::test_liveness_zero_counts_only_closed_"
+                "connections"],
+         bug="HOROVOD_WAGMA_LIVENESS_S=0 still declares silent peers lost"),
+    dict(id="shutdown-timeout-tripled", file="cpp_ops/engine/engine.cc",
+         edits=[("  if (elapsed > settings_.shutdown_timeout_s) {",
+                 "  if (elapsed > 3 * settings_.shutdown_timeout_s) {")],
+         tests=["tests/test_shutdown.py::test_a_shutdown_that_cannot_finish_gives_up_after_"
+                "its_timeout"],
+         bug="a shutdown that cannot finish waits 3x HOROVOD_WAGMA_SHUTDOWN_TIMEOUT"),
+    dict(id="global-wait-reported-as-group-wait", file="cpp_ops/engine/engine_metrics.cc",
+         edits=[("    (global ? st.global_wait_us : st.group_wait_us) += waited_us;",
+                 "    st.group_wait_us += waited_us;")],
+         tests=["tests/test_observability.py::test_stats_count_a_known_straggler"],
+         bug="a wait in a global round counts as group_wait_s"),
+    dict(id="app-waits-counted-as-group-waits", file="cpp_ops/engine/engine_metrics.cc",
+         edits=[("    if (has_callback) (global ? st.global_wait_us : st.group_wait_us) += call_us;",
+                 "    (global ? st.global_wait_us : st.group_wait_us) += call_us;")],
+         tests=["tests/test_observability.py::test_stats_count_a_known_straggler"],
+         bug="the time from a call to its completion counts as waiting even when the "
+             "app never waited (the slow rank reports waits)"),
+    dict(id="skip-at-most-one-round", file=POLICY,
+         edits=[("    if (failed) break;  // the app must hear that error, not skip it",
+                 "    if (failed || served >= 1) break;  // the app must hear that error, not skip it")],
+         tests=[GLOBAL_ROUNDS + "::test_a_k_times_slower_rank_enters_about_every_kth_round"],
+         bug="a lagging app skips at most one served round per call: a 4x slower rank "
+             "enters every other round and falls behind (semantics.md: every k-th)"),
+    dict(id="caller-never-progresses", file="cpp_ops/engine/engine.cc",
+         edits=[("  int64_t spin_us = pacer_.settings().caller_progress_us;",
+                 "  int64_t spin_us = 0;")],
+         tests=["tests/test_gossip.py::test_caller_progress_drives_the_engine_from_the_"
+                "waiting_thread"],
+         bug="HOROVOD_WAGMA_CALLER_PROGRESS_US is ignored"),
+    dict(id="caller-progress-on-by-default", file="cpp_ops/engine/engine_settings.cc",
+         edits=[('EnvDouble("HOROVOD_WAGMA_CALLER_PROGRESS_US", 0)',
+                 'EnvDouble("HOROVOD_WAGMA_CALLER_PROGRESS_US", 2000000)')],
+         tests=["tests/test_gossip.py::test_caller_progress_drives_the_engine_from_the_"
+                "waiting_thread"],
+         bug="waiting app threads drive the engine by default (api.md: opt-in)"),
 ]

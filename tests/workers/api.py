@@ -11,8 +11,12 @@ from reference import gossip_trajectory
 import horovod_wagma.torch as hvd
 
 # On Gloo init() registers the groups' process sets only when they are dynamic
-# (basics.py says why); group_process_set() is tested below.
-hvd.init(group_size=2, sync_period=4, process_sets="dynamic" if on_gloo() else None)
+# (basics.py says why); group_process_set() is tested below. On MPI the user lists
+# one of the groups itself (phase 1's [0, 2] at P=4, S=2): init registers the others,
+# and that one only once (docs/api.md).
+LISTED = [0, 2]
+listed = None if on_gloo() else hvd.ProcessSet(LISTED)
+hvd.init(group_size=2, sync_period=4, process_sets="dynamic" if on_gloo() else [listed])
 comm = world()
 rank, size = hvd.rank(), hvd.size()
 phases = hvd.groups(size, 2)
@@ -75,4 +79,13 @@ ps = hvd.group_process_set(0)
 s = hvd.allreduce(torch.tensor([float(rank)]), op=hvd.Sum, process_set=ps)
 out["group_ps_sum"] = float(s)
 out["group_ps_expected"] = float(sum(next(g for g in phases[0] if rank in g)))
+# Horovod's table of process sets (ranks of each, its global set included), and on MPI
+# whether the listed group's set is the one group_process_set() hands out.
+from horovod.torch.mpi_ops import _basics as horovod_basics  # noqa: E402
+out["ps_table"] = sorted(sorted(r) for r in
+                         horovod_basics._get_process_set_ids_and_ranks().values())
+if listed is not None and rank in LISTED:
+    out["listed_is_group"] = hvd.group_process_set(1).process_set_id == listed.process_set_id
+    s = hvd.allreduce(torch.tensor([float(rank)]), op=hvd.Sum, process_set=listed)
+    out["listed_sum"] = float(s)
 emit(rank, **out)

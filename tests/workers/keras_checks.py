@@ -264,6 +264,99 @@ def drift():
     return out
 
 
+def state_on_sync():
+    """average_optimizer_state in Keras (docs/api.md): with "on_sync" the optimizer's
+    floating-point state, SGD's velocities (eager) and Adam's moments (inside a
+    tf.function, where the duty is a tf.cond), is averaged at the global rounds (steps
+    0 and 3 of tau 4, blocking), and by sync(variables); with "never" it stays each
+    rank's own (SGD). Different data per rank: the states differ after every other step.
+    Per optimizer and mode, whether the state was the same bits on every rank after
+    each of 6 steps and after sync(model.variables), and the model after sync."""
+    from horovod_wagma.keras.state_averaging import StateAveraging
+    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    out = {}
+    for label, make, in_function in (
+            ("sgd", lambda: tf.keras.optimizers.SGD(0.05, momentum=0.9), False),
+            ("adam", lambda: tf.keras.optimizers.Adam(0.01), True)):
+        # "never" once: sync()'s choice does not depend on the optimizer.
+        for mode in ("on_sync", "never") if label == "sgd" else ("on_sync",):
+            tf.random.set_seed(rank)
+            model = make_model()
+            opt = hvd.DistributedWagmaOptimizer(make(), group_size=2, sync_period=4,
+                                                global_rounds="blocking",
+                                                average_optimizer_state=mode)
+            x, y = data(rank)
+
+            def step(xb, yb, model=model, opt=opt):
+                with tf.GradientTape() as tape:
+                    loss = loss_fn(yb, model(xb, training=True))
+                grads = tape.gradient(loss, model.trainable_variables)
+                opt.apply_gradients(zip(grads, model.trainable_variables))
+
+            run = tf.function(step) if in_function else step
+            same = []
+            for k in range(6):
+                run(x[k * 32:(k + 1) * 32], y[k * 32:(k + 1) * 32])
+                same.append(all_equal(StateAveraging.state_variables(opt)))
+            opt.sync(model.variables)
+            out[f"{label}.{mode}"] = dict(
+                same=same, same_after_sync=all_equal(StateAveraging.state_variables(opt)),
+                model_after_sync=all_equal(model.variables),
+                state_size=sum(int(tf.size(v)) for v in StateAveraging.state_variables(opt)))
+    return out
+
+
+def keras_join():
+    """hvd.join() from horovod_wagma.keras (docs/faults.md: it replaces Horovod's): ranks
+    0, 1, 2 have 2, 10, 16 batches, then call the module's join(), not the optimizer's.
+    Ranks 1 and 2 take their third step once rank 0 has been in join() for 1 s (a file
+    it writes then), so that every round rank 0's engine serves for it comes after its
+    join. With wait-avoiding global rounds (max_staleness = tau = 4) a joined engine
+    serves them with its final model, which has no age and counts in every average:
+    under Horovod's own join the engine would serve its published value, aged 1 to 4
+    rounds, then left out. Returns the last rank to join, when this rank called join(),
+    and the counts of rank 0's passive rounds, aged ones and left-out ones, before and
+    after its join."""
+    import threading
+    tf.random.set_seed(rank)
+    model = make_model()
+    opt = hvd.DistributedWagmaOptimizer(tf.keras.optimizers.SGD(0.05, momentum=0.9),
+                                        group_size=2, sync_period=4,
+                                        global_rounds="wait_avoiding")
+    name = opt.wagma_status().stream()
+    flag = os.path.join(os.environ["WAGMA_TEST_RESULTS"], "keras_join.rank0_joined")
+
+    def counts():
+        st = own_streams(opt).get(name, {})
+        return dict(passive=st.get("passive_joins", 0),
+                    aged=sum(st.get("contribution_age_histogram", {}).values()),
+                    left_out=st.get("rounds_left_out", 0))
+
+    x, y = data(rank)
+    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    steps = (2, 10, 16)[rank]
+    for k in range(steps):
+        while k == 2 and not os.path.exists(flag):
+            time.sleep(0.01)
+        xb, yb = x[k * 16:(k + 1) * 16], y[k * 16:(k + 1) * 16]
+        with tf.GradientTape() as tape:
+            loss = loss_fn(yb, model(xb, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        opt.apply_gradients(zip(grads, model.trainable_variables))
+    before = counts()
+    if rank == 0:
+        threading.Timer(1.0, lambda: open(flag, "w").close()).start()
+    if rank == size - 1:
+        time.sleep(0.3)  # usually the last to join (wait-avoiding: not always)
+    joined_at = time.time()  # wall clock: compared across the ranks of one host
+    last = int(hvd.join())  # (Horovod's own returns a tensor)
+    after = counts()
+    opt.sync(model.variables)
+    return dict(last=last, steps=int(opt.wagma_status().steps), joined_at=joined_at,
+                before=before, after={k: after[k] - before[k] for k in after},
+                identical_after_sync=all_equal(model.variables))
+
+
 BALANCED_N = 483  # 161 samples per rank when equal; batches of 8
 
 

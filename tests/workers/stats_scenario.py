@@ -1,6 +1,8 @@
 """A scripted straggler for stats(): on 2 ranks (one group), rank 1 sleeps before
 each of rounds 1..5 while rank 0 runs them at once, so rank 0 activates all five and
-rank 1's engine joins all five passively with its round-0 output."""
+rank 1's engine joins all five passively with its round-0 output. Then a stream of
+blocking global rounds ("g") whose round 1 rank 1 enters 0.6 s late: rank 0's app
+waits there (global_wait_s), rank 1's does not."""
 import os
 import time
 
@@ -20,10 +22,15 @@ for r in range(1, 6):
     if rank == 1:
         time.sleep(0.05)
 y = hvd.group_allreduce(fw.tensor([1.0, 2.0], "float32"), name="other")
+g = fw.tensor([float(rank)] * 8, "float32")
+g = hvd.group_allreduce(g, name="g", sync_period=1)  # round 0: both ranks
+if rank == 1:
+    time.sleep(0.6)
+g = hvd.group_allreduce(g, name="g", sync_period=1)  # round 1: rank 0 waits for rank 1
 try:
     hvd.stats("no-such-stream")
     unknown = None
 except ValueError as e:
     unknown = str(e)
-emit(rank, s=hvd.stats("s"), all=sorted(hvd.stats()), unknown=unknown,
+emit(rank, s=hvd.stats("s"), g=hvd.stats("g"), all=sorted(hvd.stats()), unknown=unknown,
      timeline=os.environ.get("WAGMA_TIMELINE"))

@@ -3,8 +3,8 @@ serving every round with its final value until all have joined, with no hang and
 error. Without wait-avoidance the results are deterministic, so every rank reports
 its inputs and outputs and the test replays the exact expected values.
 
-Usage: uneven.py SCENARIO... with scenarios "op", "optimizer" and "repeated_joins"
-(own streams each)."""
+Usage: uneven.py SCENARIO... with scenarios "op", "optimizer", "repeated_joins" and
+"horovod_collectives" (own streams each)."""
 import random
 import sys
 import time
@@ -80,5 +80,27 @@ def repeated_joins(cycles=150):
     return dict(wrong=wrong, passive=passive)
 
 
-run_scenarios({"op": op, "optimizer": optimizer, "repeated_joins": repeated_joins},
-              sys.argv[1:])
+def horovod_collectives():
+    """Horovod's own collectives served during join() (docs/faults.md: it calls
+    hvd.join() underneath): rank 0 runs out of data after one WAGMA round and sits in
+    join() while the others run three more WAGMA rounds, each followed by a Horovod
+    allreduce (Sum; a joined rank contributes zeros), then join, rank 3 last."""
+    x = torch.full((4,), float(rank), dtype=torch.float64)
+    x = hvd.group_allreduce(x, name="f4")  # round 0, every rank
+    sums = []
+    if rank != 0:
+        for k in range(3):
+            x = hvd.group_allreduce(x, name="f4")
+            total = hvd.allreduce(torch.tensor([float(rank + 10 * k)]), op=hvd.Sum,
+                                  name=f"f4.metric{k}")
+            sums.append(float(total))
+        if rank == size - 1:
+            time.sleep(0.3)  # the last to join, by far more than Horovod's cycles
+    t0 = time.monotonic()
+    last = hvd.join()
+    return dict(sums=sums, last=last, join_s=time.monotonic() - t0,
+                stats=hvd.stats("f4"))
+
+
+run_scenarios({"op": op, "optimizer": optimizer, "repeated_joins": repeated_joins,
+               "horovod_collectives": horovod_collectives}, sys.argv[1:])
