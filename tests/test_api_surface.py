@@ -374,6 +374,21 @@ TF_CHILD = """
             hvd.DistributedWagmaOptimizer(sgd(), compression=fine)
         return {"errors": errors}
 
+    @section("drift_moment")
+    def _():
+        """drift_correction given: which optimizers keep a first moment."""
+        def refused(opt):
+            try:
+                hvd.DistributedWagmaOptimizer(opt, drift_correction=0.25,
+                                              average_optimizer_state="on_sync")
+                return None
+            except ValueError as e:
+                return str(e)
+        return {"sgd_without_momentum": refused(sgd(momentum=0.0)),
+                "rmsprop": refused(tf.keras.optimizers.RMSprop(0.01)),
+                "accepted": [refused(o) for o in (sgd(0.9), tf.keras.optimizers.Adam(0.01),
+                                                  tf.keras.optimizers.Nadam(0.01))]}
+
     @section("async_in_function")
     def _():
         h = wtf.group_allreduce_async(tf.constant([1.0, 2.0]), name="surface.async.eager")
@@ -524,6 +539,18 @@ def test_keras_compression_other_than_none_or_fp16_is_a_value_error(tf_child):
     fp16 build, anything else is a ValueError naming compression."""
     errors = ok(tf_child["compression"])["errors"]
     assert all(e and "compression" in e for e in errors), errors
+
+
+@pytest.mark.tf
+def test_keras_drift_correction_needs_a_first_moment(tf_child):
+    """api.md: a given drift_correction needs a first moment: tf.keras SGD with
+    momentum > 0, or Adam, AdamW, Nadam; plain SGD (momentum 0) and other optimizers
+    are a ValueError naming what is missing."""
+    res = ok(tf_child["drift_moment"])
+    assert res["accepted"] == [None, None, None], res
+    assert res["sgd_without_momentum"] and "momentum > 0" in res["sgd_without_momentum"], res
+    assert res["rmsprop"] and "RMSprop" in res["rmsprop"] and "first moment" in \
+        res["rmsprop"], res
 
 
 @pytest.mark.tf

@@ -164,6 +164,20 @@ def test_config_accepts_exactly_the_valid_knobs(knobs):
             tuple(knobs.values())
 
 
+def test_sync_period_and_max_staleness_bounds_are_inclusive():
+    """api.md/faults.md: sync_period is 1 to 4096 and max_staleness 0 to 4096 (or None):
+    both ends accepted, one past either refused with a ValueError naming the knob."""
+    from horovod_wagma.common.config import WagmaConfig
+    for period in (1, 4096):
+        assert WagmaConfig(sync_period=period).sync_period == period
+    for staleness in (0, 4096):
+        assert WagmaConfig(max_staleness=staleness).resolved_max_staleness == staleness
+    for knob, value in (("sync_period", 0), ("sync_period", 4097), ("max_staleness", -1),
+                        ("max_staleness", 4097)):
+        with pytest.raises(ValueError, match=knob):
+            WagmaConfig(**{knob: value})
+
+
 @settings(max_examples=200, derandomize=True, database=None, deadline=None)
 @given(st.one_of(st.none(), st.text(), st.binary(max_size=8), st.integers(),
                  st.lists(st.text(max_size=2), max_size=2)))

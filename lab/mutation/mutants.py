@@ -517,6 +517,25 @@ MUTANTS = [
          tests=[GLOBAL_ROUNDS + "::test_a_k_times_slower_rank_enters_about_every_kth_round"],
          bug="a lagging app skips at most one served round per call: a 4x slower rank "
              "enters every other round and falls behind (semantics.md: every k-th)"),
+    dict(id="re-formed-job-not-judged", file="horovod_wagma/common/membership.py",
+         edits=[("        if previous_gen > 0 and not engine_lib.may_go_on(len(previous), lost):",
+                 "        if False:")],
+         tests=["tests/test_membership.py"],
+         bug="a job Horovod re-forms with a minority of the previous member set trains on "
+             "(faults.md: the majority rule is checked again)"),
+    dict(id="re-formed-job-judged-against-oldest-replica",
+         file="horovod_wagma/common/membership.py",
+         edits=[('        previous_gen = max(i["replica"] for i in infos)',
+                 '        previous_gen = min(i["replica"] for i in infos if i["replica"]) '
+                 'if any(i["replica"] for i in infos) else 0')],
+         tests=["tests/test_membership.py"],
+         bug="the rule counts against an older member set than the newest replica"),
+    dict(id="early-activations-keep-only-the-first", file="cpp_ops/engine/stream_table.cc",
+         edits=[("  early.push_back(std::move(activation));",
+                 "  if (early.empty()) early.push_back(std::move(activation));")],
+         tests=[],
+         bug="of the activations that came before a stream's id, only the first is "
+             "replayed (semantics.md: never dropped; caught by stream_table_test)"),
     dict(id="caller-never-progresses", file="cpp_ops/engine/engine.cc",
          edits=[("  int64_t spin_us = pacer_.settings().caller_progress_us;",
                  "  int64_t spin_us = 0;")],

@@ -1,0 +1,94 @@
+"""docs/faults.md: when Horovod re-forms an elastic job, the majority rule is checked
+again, against the previous member set (common/membership.py's agree(), with the
+engine's rule through engine_lib.may_go_on). One process: Horovod's allgather is a
+stand-in that returns the member infos a re-formed job would gather."""
+import pytest
+
+from horovod_wagma.common.errors import WagmaFenced
+from horovod_wagma.common.membership import Membership
+
+PREVIOUS = [("h0", 10), ("h1", 11), ("h2", 12), ("h3", 13)]  # generation 1's ranks 0-3
+
+
+class Gathered:
+    """hvd for agree(): allgather_object returns `infos`; this rank is `rank`."""
+
+    def __init__(self, infos, rank=0):
+        self.infos, self._rank = infos, rank
+
+    def allgather_object(self, obj, name=None):
+        return self.infos
+
+    def rank(self):
+        return self._rank
+
+
+def survivor(ident):
+    return {"id": ident, "generation": 1, "replica": 1, "members": PREVIOUS}
+
+
+def joiner(ident):
+    return {"id": ident, "generation": 0, "replica": 0, "members": []}
+
+
+def agree(infos):
+    m = Membership()
+    m.generation, m.replica_generation, m.replica_members = 1, 1, list(PREVIOUS)
+    prefix = m.agree(Gathered(infos))
+    return m, prefix
+
+
+@pytest.mark.parametrize("kept,goes_on", [
+    ([0, 1, 2], True),        # 3 of 4: a majority
+    ([0, 1], True),           # half, with the previous rank 0
+    ([2, 3], False),          # half, without it
+    ([3], False),             # a minority
+])
+def test_a_re_formed_job_is_judged_against_the_previous_member_set(kept, goes_on):
+    """Two joiners make the new job 4 ranks, as large as before; only how many of the
+    previous members remain, and whether rank 0 is among them, decides."""
+    infos = [survivor(PREVIOUS[r]) for r in kept] + [joiner(("new", 20 + i))
+                                                     for i in range(2)]
+    lost = [r for r in range(4) if r not in kept]
+    if goes_on:
+        m, prefix = agree(infos)
+        assert m.generation == 2 and prefix == f"gen2.{len(infos)}.", prefix
+        change = m.changes[-1]
+        assert change["lost"] == lost and change["added"] == [len(kept), len(kept) + 1]
+        assert m.was_survivor is True
+    else:
+        with pytest.raises(WagmaFenced) as e:
+            agree(infos)
+        text = str(e.value)
+        assert text.startswith(f"fenced: ranks {', '.join(map(str, lost))} of the previous "
+                               "member set were lost"), text
+        assert f"{len(kept)} of 4 ranks remain on this side" in text, text
+
+
+def test_the_previous_member_set_is_the_newest_replica_anyone_holds():
+    """A rank whose replica is older (it missed generation 2's sync) does not make the
+    rule count against generation 1: generation 2's members are the previous set."""
+    gen2 = [("h0", 10), ("h1", 11)]
+    newer = [{"id": ident, "generation": 2, "replica": 2, "members": gen2} for ident in gen2]
+    stale = {"id": ("h2", 12), "generation": 2, "replica": 1, "members": PREVIOUS}
+    m = Membership()
+    m.generation, m.replica_generation, m.replica_members = 2, 2, list(gen2)
+    m.agree(Gathered(newer + [stale]))  # both of generation 2's members remain
+    assert m.changes[-1]["lost"] == [] and m.changes[-1]["added"] == [2], m.changes
+    # Against generation 2's two members: losing h0 (its rank 0) fences, losing h1
+    # alone is half with rank 0 and goes on.
+    m = Membership()
+    m.generation, m.replica_generation, m.replica_members = 2, 2, list(gen2)
+    with pytest.raises(WagmaFenced, match="fenced: ranks 0 of the previous member set"):
+        m.agree(Gathered([newer[1], stale]))
+    m = Membership()
+    m.generation, m.replica_generation, m.replica_members = 2, 2, list(gen2)
+    m.agree(Gathered([newer[0], stale]))
+    assert m.changes[-1]["lost"] == [1], m.changes
+
+
+def test_a_first_generation_is_never_fenced():
+    """No previous member set (every replica 0): the job starts, whatever its size."""
+    m = Membership()
+    prefix = m.agree(Gathered([joiner(("h0", 1))]))
+    assert m.generation == 1 and prefix == "gen1.1." and m.changes == []
