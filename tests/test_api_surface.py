@@ -376,7 +376,7 @@ TF_CHILD = """
 
     @section("drift_moment")
     def _():
-        """drift_correction given: which optimizers keep a first moment."""
+        # drift_correction given: which optimizers keep a first moment
         def refused(opt):
             try:
                 hvd.DistributedWagmaOptimizer(opt, drift_correction=0.25,

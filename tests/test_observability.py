@@ -38,7 +38,14 @@ def test_stats_count_a_known_straggler(mpi, framework, tmp_path):
         assert st["group_wait_s"] == 0, st
     assert g_fast["global_wait_s"] >= 0.45, g_fast  # rank 1 came 0.6 s late
     assert g_slow["global_wait_s"] < g_fast["global_wait_s"] - 0.3, (g_slow, g_fast)
-    assert run.results[0]["all"] == ["g", "other", "s"]
+    # Waiting is the time the app was blocked, not the time its round took: rank 0's
+    # async round 1 completed about 0.3 s after its call while it computed for 1 s.
+    # (TensorFlow's op completes through a callback the framework waits on from the
+    # call: there the whole call counts.)
+    if framework == "torch":
+        a_fast = run.results[0]["a"]
+        assert a_fast["rounds"] == 2 and a_fast["global_wait_s"] < 0.15, a_fast
+    assert run.results[0]["all"] == ["a", "g", "other", "s"]
     assert "no-such-stream" in run.results[0]["unknown"]
 
     from horovod_wagma.timeline import load_traces

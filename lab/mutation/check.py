@@ -9,7 +9,8 @@ report must say which (docs/mutation.md).
 
 Steps: copy the tree (tracked and untracked files, built libraries and build/'s
 objects; not .git or .venv) to --scratch; build it there (incremental: a C++ mutant
-recompiles one file); run every mutant's tests unmutated, which must pass;
+recompiles one file); run every mutant's tests unmutated (one that fails is listed and
+skipped for every mutant: a mutant with no other test is UNPROVEN);
 then per mutant: edit, rebuild if it is C++ (the engine's unit tests run first: they
 are seconds), run its tests in order until one fails, restore the file. Tests run over
 MPI only (--transports mpi): a rule is the same on either transport; a mutant of a
@@ -109,9 +110,11 @@ def restore(scratch, mutant, original):
         f.write(original)
 
 
-def check_mutant(s, mutant, timeout, every_test=False):
+def check_mutant(s, mutant, timeout, every_test=False, failing_unmutated=()):
     """(verdict, the tests that caught it, seconds). Stops at the first test that
-    fails, unless `every_test`: then all of them run, and all that fail are listed."""
+    fails, unless `every_test`: then all of them run, and all that fail are listed.
+    Tests in `failing_unmutated` are skipped: their failure would say nothing; a mutant
+    left with no test to run is UNPROVEN."""
     t0 = time.monotonic()
     cpp = mutant["file"].endswith((".cc", ".h"))
     original = apply(s.path, mutant)
@@ -123,7 +126,9 @@ def check_mutant(s, mutant, timeout, every_test=False):
             cpp and mutant["file"].startswith("cpp_ops/engine/")) else []
         transports = mutant.get("transports", "mpi")
         checks += [(test, lambda test=test: s.pytest(test, timeout, transports))
-                   for test in mutant["tests"]]
+                   for test in mutant["tests"] if test not in failing_unmutated]
+        if not checks:
+            return "UNPROVEN", [], time.monotonic() - t0
         for name, passes in checks:
             if not passes():
                 caught.append(name)
@@ -164,18 +169,20 @@ def main():
     if not s.build():
         raise SystemExit(f"the unmutated copy does not build: see {log}")
     # Each mutant's target must be read as "caught by its tests", not "its tests were
-    # already failing".
+    # already failing". A test that fails unmutated does not stop the run (on 2 cores a
+    # timing test may fail under load): it is listed and no mutant's run counts on it.
+    failing = set()
     if not args.skip_baseline:
         tests = list(dict.fromkeys((t, m.get("transports", "mpi"))
                                    for m in mutants for t in m["tests"]))
-        failing = [t for t, tr in tests if not s.pytest(t, args.timeout, tr)]
-        if failing or not s.engine_unit_tests():
-            raise SystemExit(f"unmutated, these fail: {failing or 'engine unit tests'} "
-                             f"(see {log})")
-        print(f"baseline: {len(tests)} test selections pass unmutated", flush=True)
+        failing = {t for t, tr in tests if not s.pytest(t, args.timeout, tr)}
+        if not s.engine_unit_tests():
+            raise SystemExit(f"unmutated, the engine unit tests fail (see {log})")
+        print(f"baseline: {len(tests) - len(failing)} of {len(tests)} test selections pass "
+              f"unmutated" + (f"; failing: {sorted(failing)}" if failing else ""), flush=True)
     rows = []
     for m in mutants:
-        verdict, by, seconds = check_mutant(s, m, args.timeout, args.every_test)
+        verdict, by, seconds = check_mutant(s, m, args.timeout, args.every_test, failing)
         by = "; ".join(t.replace("tests/", "") for t in by)
         rows.append((m, verdict, by, seconds))
         print(f"{m['id']:34s} {verdict:8s} {seconds:6.0f}s  {by}", flush=True)

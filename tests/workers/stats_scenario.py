@@ -2,7 +2,8 @@
 each of rounds 1..5 while rank 0 runs them at once, so rank 0 activates all five and
 rank 1's engine joins all five passively with its round-0 output. Then a stream of
 blocking global rounds ("g") whose round 1 rank 1 enters 0.6 s late: rank 0's app
-waits there (global_wait_s), rank 1's does not."""
+waits there (global_wait_s), rank 1's does not. Then a stream ("a") whose round 1
+completes while rank 0, which called it async, still computes: no wait counted."""
 import os
 import time
 
@@ -27,10 +28,20 @@ g = hvd.group_allreduce(g, name="g", sync_period=1)  # round 0: both ranks
 if rank == 1:
     time.sleep(0.6)
 g = hvd.group_allreduce(g, name="g", sync_period=1)  # round 1: rank 0 waits for rank 1
+# An async round that completes while the app computes: rank 1 enters round 1 0.3 s
+# late, rank 0 synchronizes 1 s after its call. Rank 0 never waited.
+a = hvd.group_allreduce(fw.tensor([1.0] * 8, "float32"), name="a", sync_period=1)
+if rank == 1:
+    time.sleep(0.3)
+    a = hvd.group_allreduce(a, name="a", sync_period=1)
+else:
+    handle = hvd.group_allreduce_async(a, name="a", sync_period=1)
+    time.sleep(1.0)
+    a = hvd.synchronize(handle)
 try:
     hvd.stats("no-such-stream")
     unknown = None
 except ValueError as e:
     unknown = str(e)
-emit(rank, s=hvd.stats("s"), g=hvd.stats("g"), all=sorted(hvd.stats()), unknown=unknown,
+emit(rank, s=hvd.stats("s"), g=hvd.stats("g"), a=hvd.stats("a"), all=sorted(hvd.stats()), unknown=unknown,
      timeline=os.environ.get("WAGMA_TIMELINE"))
