@@ -459,6 +459,20 @@ TF_CHILD = """
                    [hvd.callbacks.LearningRateScheduleCallback(0.1, 0.5, start_epoch=1)], 2,
                    average_optimizer_state="never")
 
+    @section("sequence_drop_last")
+    def _():
+        # 11 samples over 2 ranks: drop_last truncates to 10, else pads to 12.
+        x = np.arange(11, dtype="float32")[:, None]
+        out = {}
+        for drop_last in (True, False):
+            dealt = []
+            for rank in (0, 1):
+                seq = hvd.BalancedSequence(x, None, 2, shuffle=True, seed=1,
+                                           drop_last=drop_last, num_replicas=2, rank=rank)
+                dealt.append([int(v) for i in range(len(seq)) for v in seq[i][:, 0]])
+            out[str(drop_last)] = dealt
+        return out
+
     @section("sequence")
     def _():
         n = 10
@@ -627,6 +641,20 @@ def test_keras_momentum_correction_skipped_for_a_python_float_momentum(tf_child)
     assert legacy["lr"] == pytest.approx([0.3] * 4 + [0.1] * 4, rel=1e-6)
     assert legacy["momentum"] == pytest.approx([0.9] * 4 + [0.3] + [0.9] * 3, rel=1e-6)
     assert legacy["momentum_after"] == pytest.approx([0.9] * 8, rel=1e-6)
+
+
+@pytest.mark.tf
+def test_balanced_sequence_drop_last_is_torchs(tf_child):
+    """api.md: BalancedSequence's drop_last is torch DistributedSampler's: 11 samples
+    over 2 ranks give 5 each, all distinct (one sample left out), with drop_last; 6 each
+    covering all 11 (one repeated) without it."""
+    res = ok(tf_child["sequence_drop_last"])
+    dropped = res["True"]
+    assert [len(d) for d in dropped] == [5, 5], dropped
+    assert len(set(dropped[0] + dropped[1])) == 10, dropped
+    padded = res["False"]
+    assert [len(d) for d in padded] == [6, 6], padded
+    assert set(padded[0] + padded[1]) == set(range(11)), padded
 
 
 @pytest.mark.tf

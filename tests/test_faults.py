@@ -92,6 +92,8 @@ def test_stuck_rank_is_reported_and_times_out():
         assert res[r]["error"] is not None
         assert "stalled" in res[r]["error"] and "WAGMA_STALL_TIMEOUT_S" in res[r]["error"]
         assert "[2]" in res[r]["error"], res[r]["error"]  # names the missing rank
+        # faults.md's text: the kind of round, its number and its stream.
+        assert "in global round 4 of stream 'w'" in res[r]["error"], res[r]["error"]
         # The whole process is stopped, engine included: its liveness probe goes
         # unanswered, so the error names it as not responding, and only it.
         assert "ranks not responding: [2] (no answer" in res[r]["error"], res[r]["error"]

@@ -39,6 +39,11 @@ def test_fit_graph_mode_with_callbacks(launch):
         # WagmaStatsCallback's counts are the epoch's own, not the run's so far: every
         # epoch runs the same rounds (cumulative counts would grow 1x, 2x, 3x).
         assert max(res["rounds"]) < 1.5 * min(res["rounds"]), res["rounds"]
+        # wagma_wait_s is the epoch's application wait in seconds: the engine's own
+        # counter over the epoch (read by a callback after it), not a multiple of it.
+        for logged, engine in zip(res["wait_s"], res["engine_wait_s"]):
+            assert engine > 0 and abs(logged - engine) <= 0.1 * engine + 1e-4, \
+                (res["wait_s"], res["engine_wait_s"])
 
 
 def test_eager_gradient_tape(launch):

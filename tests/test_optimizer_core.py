@@ -86,6 +86,19 @@ def test_drift_correction_default_follows_the_wrapped_optimizer():
     assert drift_policy.resolve_alpha(0.3, lambda: None, "on_sync", 0.0) == 0.3
 
 
+def test_a_given_drift_correction_needs_on_sync():
+    """api.md: a given drift_correction (alpha > 0) learns at "on_sync" rounds only; with
+    any other state mode it is a ValueError naming both knobs (the optimizer would
+    silently learn nothing). 0 is off, allowed everywhere."""
+    from horovod_wagma.common.optimizer_knobs import OptimizerKnobs
+    for mode in ("always", "never", "quasi_global"):
+        with pytest.raises(ValueError, match="drift_correction needs average_optimizer_state"):
+            OptimizerKnobs(average_optimizer_state=mode, drift_correction=0.25)
+        assert OptimizerKnobs(average_optimizer_state=mode, drift_correction=0).drift_correction == 0
+    assert OptimizerKnobs(average_optimizer_state="on_sync",
+                          drift_correction=0.25).drift_correction == 0.25
+
+
 def test_is_global_round_on_ints_and_tensors():
     tau = 4
     expected = [r == 0 or (r + 1) % tau == 0 for r in range(13)]

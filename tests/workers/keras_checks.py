@@ -68,24 +68,44 @@ class EpochEndIdentity(tf.keras.callbacks.Callback):
         self.identical.append(all_equal(self.model.variables))
 
 
+class EngineWaitPerEpoch(tf.keras.callbacks.Callback):
+    """After WagmaStatsCallback in the list: the engine's application wait over each
+    epoch, in seconds, read from the engine's own counter (stats()'s call_wait_us)."""
+
+    def __init__(self):
+        super().__init__()
+        self.wait_s = []
+
+    def on_epoch_begin(self, epoch, logs=None):
+        from horovod_wagma.common import engine_lib
+        self._start = engine_lib.stats()["call_wait_us"]
+
+    def on_epoch_end(self, epoch, logs=None):
+        from horovod_wagma.common import engine_lib
+        self.wait_s.append((engine_lib.stats()["call_wait_us"] - self._start) / 1e6)
+
+
 def fit():
     out = {}
     model, opt = model_and_optimizer("fit")
     model.compile(optimizer=opt, metrics=["accuracy"],
                   loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     x, y = data(rank)  # different data per rank: local metrics differ
-    epoch_ends = EpochEndIdentity()
+    epoch_ends, engine_wait = EpochEndIdentity(), EngineWaitPerEpoch()
     history = model.fit(x, y, batch_size=32, epochs=3, verbose=0, callbacks=[
         hvd.callbacks.WagmaGlobalSyncCallback(),
         epoch_ends,
         hvd.callbacks.MetricAverageCallback(),
-        hvd.callbacks.WagmaStatsCallback()])
+        hvd.callbacks.WagmaStatsCallback(),
+        engine_wait])
     out["identical_at_epoch_ends"] = epoch_ends.identical
     out["identical_after_sync"] = all_equal(model.variables)
     losses = comm.allgather(history.history["loss"][-1])
     out["loss_averaged"] = max(losses) - min(losses) < 1e-6
     out["stats_keys"] = sorted(k for k in history.history if k.startswith("wagma_"))
     out["rounds"] = history.history["wagma_rounds"]
+    out["wait_s"] = history.history["wagma_wait_s"]
+    out["engine_wait_s"] = engine_wait.wait_s
     out["accuracy"] = history.history["accuracy"][-1]
     return out
 
