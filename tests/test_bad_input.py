@@ -1,4 +1,5 @@
 """Bad input gets a clear error naming the problem, on every rank, and never a hang."""
+import re
 import subprocess
 import sys
 import textwrap
@@ -22,6 +23,10 @@ def test_mismatches_and_invalid_knobs(framework):
         assert shape["type"] in ("WagmaError", "AbortedError", "FailedPreconditionError")
         assert "shape" in shape["error"] and "[4]" in shape["error"] and "[5]" in shape["error"]
         assert "bad_shape" in shape["error"]
+        # Each rank is named with its own shape (rank 0 has [4], ranks 1 and 2 [5]).
+        named = re.findall(r"rank (\d+) has shape \[(\d+)\]", shape["error"])
+        assert len(named) == 2 and {int(r): int(n) for r, n in named} == \
+            {int(r): 4 if r == "0" else 5 for r, _ in named}, shape["error"]
         assert shape["seconds"] < 10
         assert "dtype" in res["dtype"]["error"] and "float32" in res["dtype"]["error"] \
             and "float64" in res["dtype"]["error"]

@@ -127,6 +127,16 @@ def test_a_held_call_is_reported_with_what_it_waits_on(mpi):
     assert err.count("hold: the application has waited") == 1
 
 
+def test_hold_report_zero_reports_nothing(mpi):
+    """faults.md: WAGMA_HOLD_REPORT_S=0 turns the hold report off: the same 2.5 s wait
+    and 2 s pause as above are neither printed nor counted."""
+    run = mpi("hold_report.py", 2, timeout=90, env={"WAGMA_HOLD_REPORT_S": "0"})
+    assert run.results[0]["waits"][2] > 2.0, run.results[0]
+    assert [run.results[r]["hold_reports"] for r in (0, 1)] == [0, 0], run.results
+    assert [run.results[r]["loop_pauses"] for r in (0, 1)] == [0, 0], run.results
+    assert "hold:" not in run.stderr, run.stderr[-3000:]
+
+
 @pytest.mark.parametrize("sig", [pytest.param(signal.SIGINT, marks=pytest.mark.extended),
                                  signal.SIGTERM])
 def test_signal_on_one_rank_ends_every_rank(sig):

@@ -153,6 +153,11 @@ def main():
     parser.add_argument("--timeout", type=int, default=900, help="seconds per pytest run")
     parser.add_argument("--skip-baseline", action="store_true",
                         help="do not first check that the tests pass unmutated")
+    parser.add_argument("--baseline-after", action="store_true",
+                        help="instead of every test first, run only the tests that caught "
+                             "a mutant, unmutated, afterwards: a mutant whose catchers all "
+                             "fail unmutated too is UNPROVEN (cheaper: the survivors' tests "
+                             "need no baseline)")
     parser.add_argument("--every-test", action="store_true",
                         help="run all of a mutant's tests, not only up to the first "
                              "that fails, and list every one that caught it")
@@ -172,7 +177,7 @@ def main():
     # already failing". A test that fails unmutated does not stop the run (on 2 cores a
     # timing test may fail under load): it is listed and no mutant's run counts on it.
     failing = set()
-    if not args.skip_baseline:
+    if not args.skip_baseline and not args.baseline_after:
         tests = list(dict.fromkeys((t, m.get("transports", "mpi"))
                                    for m in mutants for t in m["tests"]))
         failing = {t for t, tr in tests if not s.pytest(t, args.timeout, tr)}
@@ -186,6 +191,19 @@ def main():
         by = "; ".join(t.replace("tests/", "") for t in by)
         rows.append((m, verdict, by, seconds))
         print(f"{m['id']:34s} {verdict:8s} {seconds:6.0f}s  {by}", flush=True)
+    if args.baseline_after:
+        transports = {t: m.get("transports", "mpi") for m, _, _, _ in rows for t in m["tests"]}
+        catchers = {t for m, v, by, _ in rows if v == "caught"
+                    for t in ("tests/" + b for b in by.split("; ")) if t in transports}
+        failing = {t for t in sorted(catchers) if not s.pytest(t, args.timeout, transports[t])}
+        if not s.engine_unit_tests():
+            raise SystemExit(f"unmutated, the engine unit tests fail (see {log})")
+        print(f"baseline after: {len(catchers) - len(failing)} of {len(catchers)} catching "
+              f"test selections pass unmutated" +
+              (f"; failing: {sorted(failing)}" if failing else ""), flush=True)
+        rows = [(m, "UNPROVEN" if v == "caught" and by and all(
+                    ("tests/" + b) in failing for b in by.split("; ")) else v, by, sec)
+                for m, v, by, sec in rows]
     caught = sum(v == "caught" for _, v, _, _ in rows)
     lines = [f"Mutants caught: {caught} of {len(rows)} ({100.0 * caught / len(rows):.0f}%)",
              "", "| mutant | file | bug | verdict | caught by | s |", "|---|---|---|---|---|---|"]

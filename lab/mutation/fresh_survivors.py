@@ -1,0 +1,33 @@
+"""The fresh batches' survivors, each with the tests written for it afterwards
+(docs/mutation.md, 2026-12-02): run with `check.py --catalogue fresh_survivors` to see
+each one caught now. A batch's own rate counts only the tests it named; this file
+shows the gap each survivor named is closed."""
+import fresh_batch
+import fresh_batch2
+
+CLOSED_BY = {
+    "fresh-shape-mismatch-values-swapped":
+        ["tests/test_bad_input.py::test_mismatches_and_invalid_knobs -k torch"],
+    "fresh-hold-report-zero-means-always":
+        ["tests/test_faults.py::test_hold_report_zero_reports_nothing"],
+    "fresh-max-staleness-4096-refused":
+        ["tests/test_fuzz.py::test_sync_period_and_max_staleness_bounds_are_inclusive"],
+    "fresh-torch-lbbsp-drop-last-ignored":
+        ["tests/test_api_surface.py::test_batch_sampler_drop_last_cuts_to_whole_global_batches"],
+    "fresh-keras-drift-accepts-sgd-without-momentum":
+        ["tests/test_api_surface.py::test_keras_drift_correction_needs_a_first_moment"],
+    "fresh2-stall-timeout-names-group-round":
+        ["tests/test_faults.py::test_stuck_rank_is_reported_and_times_out"],
+    "fresh2-drift-correction-with-always-accepted":
+        ["tests/test_optimizer_core.py::test_a_given_drift_correction_needs_on_sync"],
+    "fresh2-keras-stats-wait-in-ms":
+        ["tests/test_keras.py::test_fit_graph_mode_with_callbacks"],
+    "fresh2-keras-sequence-drop-last-ignored":
+        ["tests/test_api_surface.py::test_balanced_sequence_drop_last_is_torchs"],
+    "fresh2-keras-drift-refuses-nadam":
+        ["tests/test_api_surface.py::test_keras_drift_correction_needs_a_first_moment"],
+}
+
+MUTANTS = [dict(m, tests=CLOSED_BY[m["id"]])
+           for m in fresh_batch.MUTANTS + fresh_batch2.MUTANTS if m["id"] in CLOSED_BY]
+assert len(MUTANTS) == len(CLOSED_BY), sorted(set(CLOSED_BY) - {m["id"] for m in MUTANTS})
