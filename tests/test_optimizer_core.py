@@ -95,8 +95,28 @@ def test_a_given_drift_correction_needs_on_sync():
         with pytest.raises(ValueError, match="drift_correction needs average_optimizer_state"):
             OptimizerKnobs(average_optimizer_state=mode, drift_correction=0.25)
         assert OptimizerKnobs(average_optimizer_state=mode, drift_correction=0).drift_correction == 0
-    assert OptimizerKnobs(average_optimizer_state="on_sync",
-                          drift_correction=0.25).drift_correction == 0.25
+    for alpha in (0.25, 1.0):  # both ends of [0, 1] are allowed
+        assert OptimizerKnobs(average_optimizer_state="on_sync",
+                              drift_correction=alpha).drift_correction == alpha
+    with pytest.raises(ValueError, match=r"drift_correction must be in \[0, 1\]"):
+        OptimizerKnobs(drift_correction=1.5)
+
+
+def test_named_parameters_must_cover_every_parameter():
+    """api.md: named_parameters is checked as Horovod checks it: None, or unique
+    (name, parameter) pairs covering every parameter of the optimizer."""
+    from horovod_wagma.torch.named_parameters import check_named_parameters
+    model = torch.nn.Linear(3, 2)
+    params = list(model.parameters())
+    check_named_parameters(None, params)
+    check_named_parameters(model.named_parameters(), params)
+    for partial in ([("weight", model.weight)], [("bias", model.bias)]):
+        with pytest.raises(ValueError, match="some optimizer parameters are not in it"):
+            check_named_parameters(partial, params)
+    with pytest.raises(ValueError, match="duplicates: w"):
+        check_named_parameters([("w", model.weight), ("w", model.bias)], params)
+    with pytest.raises(ValueError, match="tuples"):
+        check_named_parameters([model.weight, model.bias], params)
 
 
 def test_is_global_round_on_ints_and_tensors():

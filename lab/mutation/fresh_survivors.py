@@ -4,6 +4,7 @@ each one caught now. A batch's own rate counts only the tests it named; this fil
 shows the gap each survivor named is closed."""
 import fresh_batch
 import fresh_batch2
+import fresh_batch3
 
 CLOSED_BY = {
     "fresh-shape-mismatch-values-swapped":
@@ -26,8 +27,15 @@ CLOSED_BY = {
         ["tests/test_api_surface.py::test_balanced_sequence_drop_last_is_torchs"],
     "fresh2-keras-drift-refuses-nadam":
         ["tests/test_api_surface.py::test_keras_drift_correction_needs_a_first_moment"],
+    "fresh3-stall-warning-never-repeats":
+        ["tests/test_faults.py::test_stuck_rank_is_reported_and_times_out"],
+    "fresh3-drift-correction-one-refused":
+        ["tests/test_optimizer_core.py::test_a_given_drift_correction_needs_on_sync"],
+    "fresh3-torch-named-parameters-partial-accepted":
+        ["tests/test_optimizer_core.py::test_named_parameters_must_cover_every_parameter"],
 }
 
 MUTANTS = [dict(m, tests=CLOSED_BY[m["id"]])
-           for m in fresh_batch.MUTANTS + fresh_batch2.MUTANTS if m["id"] in CLOSED_BY]
+           for m in fresh_batch.MUTANTS + fresh_batch2.MUTANTS + fresh_batch3.MUTANTS
+           if m["id"] in CLOSED_BY]
 assert len(MUTANTS) == len(CLOSED_BY), sorted(set(CLOSED_BY) - {m["id"] for m in MUTANTS})
