@@ -31,6 +31,9 @@ CLOSED_BY = {
         ["tests/test_faults.py::test_stuck_rank_is_reported_and_times_out"],
     "fresh3-drift-correction-one-refused":
         ["tests/test_optimizer_core.py::test_a_given_drift_correction_needs_on_sync"],
+    "fresh3-keras-sequence-dead-band-ignored":
+        ["tests/test_balanced_sampler.py::test_keras_balanced_sequence_passes_its_dead_band_"
+         "to_the_shares"],
     "fresh3-torch-named-parameters-partial-accepted":
         ["tests/test_optimizer_core.py::test_named_parameters_must_cover_every_parameter"],
 }
