@@ -279,38 +279,9 @@ def test_lbbsp_gives_a_rank_measured_very_slow_at_least_one_sample_a_step():
         assert sampler.loss_weight == pytest.approx(4 * floor / 32)
 
 
-@pytest.mark.tf
-def test_keras_balanced_sequence_passes_its_dead_band_to_the_shares():
-    """BalancedSequence's dead_band reaches the shares (api.md): 4 ranks within 4% of
-    their median get equal shares with the default band (0.1), and unequal ones with
-    dead_band=0 (TensorFlow in a child process)."""
-    code = textwrap.dedent(f"""
-        import os, sys
-        os.environ["TF_USE_LEGACY_KERAS"] = "1"
-        os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
-        sys.path.insert(0, {os.path.dirname(__file__)!r})
-        import numpy as np
-        from horovod_wagma.keras import BalancedSequence
-        from test_balanced_sampler import _gathered
-        x = np.zeros((4000, 2), dtype="float32")
-        for band in (0.1, 0.0):
-            seq = BalancedSequence(x, None, 10, num_replicas=4, rank=0, dead_band=band)
-            _gathered(seq, [1000.0, 1040.0, 980.0, 1020.0])
-            seq.on_epoch_end()
-            print("shares", band, *seq.shares)
-        """)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=180)
-    assert out.returncode == 0, out.stderr[-3000:]
-    shares = {line.split()[1]: [int(v) for v in line.split()[2:]]
-              for line in out.stdout.splitlines() if line.startswith("shares")}
-    assert shares["0.1"] == [1000] * 4, out.stdout
-    assert sum(shares["0.0"]) == 4000 and len(set(shares["0.0"])) > 1, out.stdout
-
-
-def test_keras_balanced_sequence_keeps_the_floor_for_a_rank_measured_very_slow():
-    """BalancedSequence, the Keras twin, under the same extreme ratio: 250 of 1000
-    samples (min_share 0.25), 0 with min_share=0 (TensorFlow in a child process)."""
+def _keras_sequence_child(body):
+    """Runs ``body`` in a child process (TensorFlow, Keras 2) with BalancedSequence,
+    _gathered, VERY_SLOW and ``x``, 4000 samples, in scope; returns its stdout lines."""
     code = textwrap.dedent(f"""
         import os, sys
         os.environ["TF_USE_LEGACY_KERAS"] = "1"
@@ -320,14 +291,40 @@ def test_keras_balanced_sequence_keeps_the_floor_for_a_rank_measured_very_slow()
         from horovod_wagma.keras import BalancedSequence
         from test_balanced_sampler import _gathered, VERY_SLOW
         x = np.zeros((4000, 2), dtype="float32")
+        """) + textwrap.dedent(body)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=180)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return out.stdout.split("\n")
+
+
+@pytest.mark.tf
+def test_keras_balanced_sequence_passes_its_dead_band_to_the_shares():
+    """BalancedSequence's dead_band reaches the shares (api.md): 4 ranks within 4% of
+    their median get equal shares with the default band (0.1), and unequal ones with
+    dead_band=0 (TensorFlow in a child process)."""
+    lines = _keras_sequence_child("""
+        for band in (0.1, 0.0):
+            seq = BalancedSequence(x, None, 10, num_replicas=4, rank=0, dead_band=band)
+            _gathered(seq, [1000.0, 1040.0, 980.0, 1020.0])
+            seq.on_epoch_end()
+            print("shares", band, *seq.shares)
+        """)
+    shares = {line.split()[1]: [int(v) for v in line.split()[2:]]
+              for line in lines if line.startswith("shares")}
+    assert shares["0.1"] == [1000] * 4, lines
+    assert sum(shares["0.0"]) == 4000 and len(set(shares["0.0"])) > 1, lines
+
+
+@pytest.mark.tf
+def test_keras_balanced_sequence_keeps_the_floor_for_a_rank_measured_very_slow():
+    """BalancedSequence, the Keras twin, under the same extreme ratio: 250 of 1000
+    samples (min_share 0.25), 0 with min_share=0 (TensorFlow in a child process)."""
+    lines = _keras_sequence_child("""
         for share in (0.25, 0.0):
             seq = BalancedSequence(x, None, 10, num_replicas=4, rank=0, min_share=share)
             _gathered(seq, VERY_SLOW)
             seq.on_epoch_end()
             print(share, seq.shares[0], sum(seq.shares), len(seq.indices))
         """)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=180)
-    assert out.returncode == 0, out.stderr[-3000:]
-    lines = out.stdout.split("\n")
-    assert "0.25 250 4000 250" in lines and "0.0 0 4000 0" in lines, out.stdout
+    assert "0.25 250 4000 250" in lines and "0.0 0 4000 0" in lines, lines
