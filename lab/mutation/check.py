@@ -141,6 +141,11 @@ def check_mutant(s, mutant, timeout, every_test=False, failing_unmutated=()):
             s.build()
 
 
+def shown(tests):
+    """The catching tests as the report lists them."""
+    return "; ".join(t.replace("tests/", "", 1) for t in tests)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", nargs="*", help="mutant ids to run (default: all)")
@@ -188,27 +193,24 @@ def main():
     rows = []
     for m in mutants:
         verdict, by, seconds = check_mutant(s, m, args.timeout, args.every_test, failing)
-        by = "; ".join(t.replace("tests/", "") for t in by)
         rows.append((m, verdict, by, seconds))
-        print(f"{m['id']:34s} {verdict:8s} {seconds:6.0f}s  {by}", flush=True)
+        print(f"{m['id']:34s} {verdict:8s} {seconds:6.0f}s  {shown(by)}", flush=True)
     if args.baseline_after:
         transports = {t: m.get("transports", "mpi") for m, _, _, _ in rows for t in m["tests"]}
-        catchers = {t for m, v, by, _ in rows if v == "caught"
-                    for t in ("tests/" + b for b in by.split("; ")) if t in transports}
+        catchers = {t for m, v, by, _ in rows if v == "caught" for t in by if t in transports}
         failing = {t for t in sorted(catchers) if not s.pytest(t, args.timeout, transports[t])}
         if not s.engine_unit_tests():
             raise SystemExit(f"unmutated, the engine unit tests fail (see {log})")
         print(f"baseline after: {len(catchers) - len(failing)} of {len(catchers)} catching "
               f"test selections pass unmutated" +
               (f"; failing: {sorted(failing)}" if failing else ""), flush=True)
-        rows = [(m, "UNPROVEN" if v == "caught" and by and all(
-                    ("tests/" + b) in failing for b in by.split("; ")) else v, by, sec)
-                for m, v, by, sec in rows]
+        rows = [(m, "UNPROVEN" if v == "caught" and by and all(t in failing for t in by)
+                 else v, by, sec) for m, v, by, sec in rows]
     caught = sum(v == "caught" for _, v, _, _ in rows)
     lines = [f"Mutants caught: {caught} of {len(rows)} ({100.0 * caught / len(rows):.0f}%)",
              "", "| mutant | file | bug | verdict | caught by | s |", "|---|---|---|---|---|---|"]
     for m, verdict, by, seconds in rows:
-        lines.append(f"| {m['id']} | {m['file']} | {m['bug']} | {verdict} | {by} | "
+        lines.append(f"| {m['id']} | {m['file']} | {m['bug']} | {verdict} | {shown(by)} | "
                      f"{seconds:.0f} |")
     report = "\n".join(lines) + "\n"
     os.makedirs(os.path.dirname(args.report), exist_ok=True)

@@ -4,7 +4,7 @@ import time
 import numpy as np
 import torch
 
-from common import emit, initial_value
+from common import emit, horovod_process_set_table, initial_value
 from world import on_gloo, world
 from reference import gossip_trajectory
 
@@ -81,9 +81,7 @@ out["group_ps_sum"] = float(s)
 out["group_ps_expected"] = float(sum(next(g for g in phases[0] if rank in g)))
 # Horovod's table of process sets (ranks of each, its global set included), and on MPI
 # whether the listed group's set is the one group_process_set() hands out.
-from horovod.torch.mpi_ops import _basics as horovod_basics  # noqa: E402
-out["ps_table"] = sorted(sorted(r) for r in
-                         horovod_basics._get_process_set_ids_and_ranks().values())
+out["ps_table"] = horovod_process_set_table()
 if listed is not None and rank in LISTED:
     out["listed_is_group"] = hvd.group_process_set(1).process_set_id == listed.process_set_id
     s = hvd.allreduce(torch.tensor([float(rank)]), op=hvd.Sum, process_set=listed)

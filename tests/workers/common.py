@@ -36,6 +36,13 @@ def initial_value(rank, n, size):
     return ((rank * 7 + k * 3) % (2 * size)) + 0.25 * rank
 
 
+def horovod_process_set_table():
+    """Horovod's own table of process sets, its global set included: the sorted rank
+    lists of each, so that a test sees which sets WAGMA registered with Horovod."""
+    from horovod.torch.mpi_ops import _basics
+    return sorted(sorted(ranks) for ranks in _basics._get_process_set_ids_and_ranks().values())
+
+
 def error(fn):
     """None if fn() returns, else "Type: message" of what it raised (for tests that
     check the error a rank reports)."""

@@ -8,9 +8,8 @@ allreduce over its group_process_set(), or (Gloo) the error that raised."""
 import sys
 
 import torch
-from horovod.torch.mpi_ops import _basics as horovod_basics
 
-from common import emit
+from common import emit, horovod_process_set_table
 from world import on_gloo
 
 import horovod_wagma.torch as hvd
@@ -18,7 +17,7 @@ import horovod_wagma.torch as hvd
 S = int(sys.argv[1])
 hvd.init(group_size=S)
 rank, size = hvd.rank(), hvd.size()
-table = sorted(sorted(r) for r in horovod_basics._get_process_set_ids_and_ranks().values())
+table = horovod_process_set_table()
 sums, expected, errors = [], [], []
 for p, phase in enumerate(hvd.groups(size, S)):
     try:
