@@ -35,8 +35,8 @@ test-unstable: install
 # The engine's round rules (docs/design.md, section 2), its handle table, the
 # majority rule, peer liveness (a stopped rank named before the stall deadlines), its
 # settings' transport defaults, the registrar's stream agreement, the arithmetic
-# kernels (half types summed in float32) and the early activations kept for replay,
-# without MPI:
+# kernels (half types summed in float32), the early activations kept for replay and
+# the counters behind stats() (staleness_max the largest, not the last), without MPI:
 # plain g++, their own sources only.
 UNIT_CXX := g++ -std=c++17 -O1 -Wall -Wextra -Werror -pthread -Icpp_ops/engine
 engine-unit-test:
@@ -66,6 +66,9 @@ engine-unit-test:
 		-o build/data_type_test
 	$(UNIT_CXX) cpp_ops/engine/stream_table.cc cpp_ops/engine/buffer.cc \
 		cpp_ops/engine/tests/stream_table_test.cc -o build/stream_table_test
+	$(UNIT_CXX) cpp_ops/engine/engine_metrics.cc cpp_ops/engine/stream_stats.cc \
+		cpp_ops/engine/timeline.cc cpp_ops/engine/tests/engine_metrics_test.cc \
+		-o build/engine_metrics_test
 	build/round_policy_test
 	build/handle_table_test
 	build/majority_rule_test
@@ -76,6 +79,7 @@ engine-unit-test:
 	build/join_coordinator_test
 	build/data_type_test
 	build/stream_table_test
+	build/engine_metrics_test
 
 # Plants each bug of lab/mutation/mutants.py in a scratch copy, one at a time, and runs
 # the tests that should catch it; prints the report (docs/mutation.md). About 20 min.

@@ -232,7 +232,8 @@ TORCH_CHILD = """
             weights.append(model.weight.detach().flatten().tolist())
             rounds.append(hvd.stats(opt.wagma_status().stream())["rounds"])
         return {"stored": stored, "after_bad": opt.backward_passes_per_step,
-                "refused": refused, "weights": weights, "rounds": rounds}
+                "refused": refused, "weights": weights, "rounds": rounds,
+                "name": opt.wagma_status().name, "stream": opt.wagma_status().stream()}
 """
 
 
@@ -276,6 +277,10 @@ def test_set_backward_passes_per_step(torch_child):
     assert all(e and "backward_passes_per_step" in e for e in res["refused"]), res["refused"]
     assert sum(res["weights"], []) == pytest.approx([0.3, -1.4, 0.1, -1.8], abs=1e-6)
     assert res["rounds"] == [1, 2]
+    # api.md: streams are named wagma.optimizerN.model{i}; this is the child's first
+    # DistributedWagmaOptimizer (no earlier section makes one), so N is 0.
+    assert res["name"] == "wagma.optimizer0", res["name"]
+    assert res["stream"] == "wagma.optimizer0.model0", res["stream"]
 
 
 # --- TensorFlow and Keras: one child -----------------------------------------------------
@@ -677,3 +682,22 @@ def test_balanced_sequence_over_lists_of_arrays_or_unlabelled(tf_child):
     assert res["unlabelled"] == [[float(i)] * 3 for i in range(5, 9)]
     assert res["unlabelled_len"] == 2
 
+
+
+def test_error_classes_are_runtime_errors_and_a_lost_member_is_horovods_reset_error():
+    """api.md:88 — errors raise WagmaError, a RuntimeError; api.md:54-56 — a lost member
+    raises WagmaMembershipChanged, both a WagmaError and a HorovodInternalError (the class
+    hvd.elastic.run catches to reset). The elastic test sees the hierarchy only through
+    Horovod resetting; here each base is named. engine_error maps the engine's text."""
+    from horovod.common.exceptions import HorovodInternalError
+    from horovod_wagma.common.errors import WagmaError, WagmaMembershipChanged, engine_error
+
+    assert issubclass(WagmaError, RuntimeError)
+    assert issubclass(WagmaMembershipChanged, WagmaError)
+    assert issubclass(WagmaMembershipChanged, HorovodInternalError)
+    # A plain engine failure is a WagmaError but not Horovod's reset error: elastic.run
+    # must not swallow a mismatch or a stall.
+    plain = engine_error("stream 'x' round 0: mismatch")
+    assert type(plain) is WagmaError and not isinstance(plain, HorovodInternalError)
+    lost = engine_error("membership changed: rank 1 lost")
+    assert type(lost) is WagmaMembershipChanged

@@ -263,6 +263,29 @@ def test_balanced_sampler_keeps_the_floor_for_a_rank_measured_very_slow():
     assert bare.shares[0] == 0 and sum(bare.shares) == 4000, bare.shares
 
 
+NEAR_MEDIAN = [1000.0, 1040.0, 980.0, 1020.0]  # within 3% of their median, 1010
+
+
+def test_samplers_pass_their_dead_band_to_the_shares():
+    """api.md: the samplers' dead_band (default 0.1) reaches the shares: 4 ranks within
+    3% of their median get equal shares (1000 of 4000; batches of 100) by default, and
+    unequal ones, still summing to the total, with dead_band=0."""
+    from horovod_wagma.torch import BalancedBatchSampler, BalancedDistributedSampler
+    for band, equal in ((None, True), (0.0, False)):
+        kw = {} if band is None else {"dead_band": band}
+        sampler = BalancedDistributedSampler(range(4000), num_replicas=4, rank=0, **kw)
+        _gathered(sampler, NEAR_MEDIAN)
+        sampler.set_epoch(1)
+        assert sum(sampler.shares) == 4000, sampler.shares
+        assert (sampler.shares == [1000] * 4) == equal, (band, sampler.shares)
+        batches = BalancedBatchSampler(range(4000), batch_size=100, num_replicas=4, rank=0,
+                                       **kw)
+        _gathered(batches, NEAR_MEDIAN)
+        batches.set_epoch(1)
+        assert sum(batches.batch_sizes) == 400, batches.batch_sizes
+        assert (batches.batch_sizes == [100] * 4) == equal, (band, batches.batch_sizes)
+
+
 def test_lbbsp_gives_a_rank_measured_very_slow_at_least_one_sample_a_step():
     """BalancedBatchSampler (LB-BSP): equal steps need every rank to compute something
     each step, so its floor is at least one sample, even with min_share=0; the default

@@ -165,8 +165,9 @@ def test_config_accepts_exactly_the_valid_knobs(knobs):
 
 
 def test_sync_period_and_max_staleness_bounds_are_inclusive():
-    """api.md/faults.md: sync_period is 1 to 4096 and max_staleness 0 to 4096 (or None):
-    both ends accepted, one past either refused with a ValueError naming the knob."""
+    """api.md/faults.md: sync_period is 1 to 4096 and max_staleness 0 to 4096 (or None),
+    group_size at least 2: both ends accepted, one past either refused with a ValueError
+    naming the knob."""
     from horovod_wagma.common.config import WagmaConfig
     for period in (1, 4096):
         assert WagmaConfig(sync_period=period).sync_period == period
@@ -176,6 +177,10 @@ def test_sync_period_and_max_staleness_bounds_are_inclusive():
                         ("max_staleness", 4097)):
         with pytest.raises(ValueError, match=knob):
             WagmaConfig(**{knob: value})
+    # group_size >= 2: the smallest group accepted, one below it refused.
+    assert WagmaConfig(group_size=2).group_size == 2
+    with pytest.raises(ValueError, match="group_size"):
+        WagmaConfig(group_size=1)
 
 
 @settings(max_examples=200, derandomize=True, database=None, deadline=None)

@@ -2,9 +2,13 @@
 again, against the previous member set (common/membership.py's agree(), with the
 engine's rule through engine_lib.may_go_on). One process: Horovod's allgather is a
 stand-in that returns the member infos a re-formed job would gather."""
-import pytest
+import time
 
-from horovod_wagma.common.errors import WagmaFenced
+import pytest
+from horovod.common.exceptions import HorovodInternalError
+
+from horovod_wagma.common.errors import (WagmaError, WagmaFenced, WagmaMembershipChanged,
+                                        engine_error)
 from horovod_wagma.common.membership import Membership
 
 PREVIOUS = [("h0", 10), ("h1", 11), ("h2", 12), ("h3", 13)]  # generation 1's ranks 0-3
@@ -49,12 +53,15 @@ def test_a_re_formed_job_is_judged_against_the_previous_member_set(kept, goes_on
     previous members remain, and whether rank 0 is among them, decides."""
     infos = [survivor(PREVIOUS[r]) for r in kept] + [joiner(("new", 20 + i))
                                                      for i in range(2)]
+    before = time.time()
     lost = [r for r in range(4) if r not in kept]
     if goes_on:
         m, prefix = agree(infos)
         assert m.generation == 2 and prefix == f"gen2.{len(infos)}.", prefix
         change = m.changes[-1]
         assert change["lost"] == lost and change["added"] == [len(kept), len(kept) + 1]
+        # docs/elastic.md: membership_changes() gives the time (wall clock, seconds).
+        assert before <= change["time"] <= time.time(), change
         assert m.was_survivor is True
     else:
         with pytest.raises(WagmaFenced) as e:
@@ -62,7 +69,7 @@ def test_a_re_formed_job_is_judged_against_the_previous_member_set(kept, goes_on
         text = str(e.value)
         assert text.startswith(f"fenced: ranks {', '.join(map(str, lost))} of the previous "
                                "member set were lost"), text
-        assert f"{len(kept)} of 4 ranks remain on this side" in text, text
+        assert f"{len(kept)} of 4 ranks remain on this side, not a majority" in text, text
 
 
 def test_the_previous_member_set_is_the_newest_replica_anyone_holds():
@@ -92,3 +99,18 @@ def test_a_first_generation_is_never_fenced():
     m = Membership()
     prefix = m.agree(Gathered([joiner(("h0", 1))]))
     assert m.generation == 1 and prefix == "gen1.1." and m.changes == []
+
+
+def test_a_fenced_side_ends_the_script_a_lost_member_resets():
+    """docs/elastic.md, README: a lost member raises WagmaMembershipChanged, a
+    HorovodInternalError (Horovod's elastic.run resets); a fenced side raises WagmaFenced,
+    which is not one, so the script ends. The engine's texts (engine_faults.cc) map to
+    them."""
+    lost = engine_error("membership changed: rank 1 was lost (...); 3 of 4 ranks remain")
+    fenced = engine_error("fenced: ranks 2, 3 were lost (...); 2 of 4 ranks remain on this "
+                          "side, not a majority (more than half, or half with rank 0)")
+    other = engine_error("stalled: waited 3 s")
+    assert type(lost) is WagmaMembershipChanged and isinstance(lost, HorovodInternalError)
+    assert type(fenced) is WagmaFenced and not isinstance(fenced, HorovodInternalError)
+    assert type(other) is WagmaError and not isinstance(other, HorovodInternalError)
+    assert all(isinstance(e, RuntimeError) for e in (lost, fenced, other))

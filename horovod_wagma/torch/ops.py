@@ -65,13 +65,18 @@ class GroupAllreduceHandle:
 
     def _finish(self):
         if self._result is None and self._error is None:
+            # A KeyboardInterrupt out of wait() leaves the round pending: the engine
+            # still reads the input and writes the output, so the tensors stay in
+            # _pending_tensors until a later synchronize sees the round end.
             try:
                 self.round = _torch_ops.wait(self._id)
             except RuntimeError as e:
+                _pending_tensors.pop(self._id, None)
                 self._error = engine_error(str(e))
                 if self._cuda is not None:
                     self._cuda.abandon()
             else:
+                _pending_tensors.pop(self._id, None)
                 if self._cuda is not None:
                     self._result = self._cuda.finish()
                 elif self._target is not None:
@@ -79,8 +84,6 @@ class GroupAllreduceHandle:
                     self._result = self._target
                 else:
                     self._result = self._host_output
-            finally:
-                _pending_tensors.pop(self._id, None)
         if self._error is not None:
             raise self._error
         return self._result

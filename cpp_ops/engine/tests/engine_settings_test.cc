@@ -4,6 +4,8 @@
 // test run sets most of them, so only this test sees the defaults), and its variable
 // changes it. The idle-sleep cap is checked through the pacer that applies it.
 #include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
 #include "check.h"
@@ -105,6 +107,37 @@ void TestVariablesChangeThem() {
   UnsetAll();
 }
 
+// faults.md, "A lost rank": probes go out once a call has waited a third of the
+// shorter of WAGMA_STALL_WARNING_S and WAGMA_STALL_TIMEOUT_S, and a peer silent that
+// third again, but at least 1 s, after its probe is named. (warning, timeout or off,
+// probe after, grace): the shorter is either variable; the 1 s floor bites below 3 s.
+void TestProbesAtAThirdOfTheShorterDeadline() {
+  struct Case {
+    const char* warning;
+    const char* timeout;
+    double probe_after_s;
+    double probe_grace_s;
+  };
+  const Case cases[] = {{"60", nullptr, 20.0, 20.0}, {"60", "6", 2.0, 2.0},
+                        {"9", "30", 3.0, 3.0},      {"60", "3", 1.0, 1.0},
+                        {"2", nullptr, 2.0 / 3, 1.0}, {"60", "1.5", 0.5, 1.0}};
+  for (const Case& c : cases) {
+    UnsetAll();
+    setenv("WAGMA_STALL_WARNING_S", c.warning, 1);
+    if (c.timeout) setenv("WAGMA_STALL_TIMEOUT_S", c.timeout, 1);
+    const wagma::StallSettings s = EngineSettings::FromEnv(false).stalls;
+    const bool ok = std::fabs(s.probe_after_s - c.probe_after_s) < 1e-9 &&
+                    std::fabs(s.probe_grace_s - c.probe_grace_s) < 1e-9;
+    if (!ok) {
+      std::fprintf(stderr, "warning %s timeout %s: probe after %.4f s, grace %.4f s; "
+                   "expected %.4f s, %.4f s\n", c.warning, c.timeout ? c.timeout : "off",
+                   s.probe_after_s, s.probe_grace_s, c.probe_after_s, c.probe_grace_s);
+    }
+    CHECK(ok);
+  }
+  UnsetAll();
+}
+
 // HOROVOD_WAGMA_IDLE_SLEEP_US caps the idle engine's sleep: a quarter of the idle time
 // (here 250 ms after 1 s idle) is cut to the cap, 1000 us by default.
 void TestIdleSleepIsCapped() {
@@ -123,5 +156,6 @@ int main() {
   TestDefaults();
   TestVariablesChangeThem();
   TestIdleSleepIsCapped();
+  TestProbesAtAThirdOfTheShorterDeadline();
   return Report("engine_settings_test");
 }

@@ -3,6 +3,7 @@
 // rejected, whatever order the registrations arrive in, and nobody left waiting for
 // a member that registered another set. Built and run by `make engine-unit-test`.
 #include <algorithm>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,48 @@ void TestKnobMismatchNamesTheKnob() {
   for (int r : kLow) CHECK(heard[static_cast<size_t>(r)].find("sync_period mismatch") == 0);
 }
 
+// Round 0's error names both values, each with the rank that has it (semantics.md:
+// "a mismatch is an error on every rank, naming both values"): rank 1 differs from
+// ranks 0 and 2 in one knob; all three hear the same text, rank 0's value first.
+void TestEachKnobMismatchNamesBothValuesWithTheirRanks() {
+  using wagma::Averaging;
+  using wagma::GlobalRounds;
+  struct Case {
+    const char* expected;
+    void (*change)(StreamSpec&);
+  };
+  const Case cases[] = {
+      {"group_size mismatch for stream 'w': rank 0 has group_size 2, rank 1 has group_size 4",
+       [](StreamSpec& s) { s.config.group_size = 4; }},
+      {"sync_period mismatch for stream 'w': rank 0 has sync_period 10, rank 1 has "
+       "sync_period 5",
+       [](StreamSpec& s) { s.config.sync_period = 5; }},
+      {"averaging mismatch for stream 'w': rank 0 has averaging fresh, rank 1 has "
+       "averaging local",
+       [](StreamSpec& s) { s.config.averaging = Averaging::kLocal; }},
+      {"wait_avoiding mismatch for stream 'w': rank 0 has wait_avoiding True, rank 1 has "
+       "wait_avoiding False",
+       [](StreamSpec& s) { s.config.wait_avoiding = false; }},
+      {"global_rounds mismatch for stream 'w': rank 0 has global_rounds blocking, rank 1 "
+       "has global_rounds wait_avoiding",
+       [](StreamSpec& s) { s.config.global_rounds = GlobalRounds::kWaitAvoiding; }},
+      {"max_staleness mismatch for stream 'w': rank 0 has max_staleness 0, rank 1 has "
+       "max_staleness 3",
+       [](StreamSpec& s) { s.config.max_staleness = 3; }},
+  };
+  for (const Case& c : cases) {
+    StreamSpec odd = Spec(kLow);
+    c.change(odd);
+    RegistrationBook book;
+    auto heard = AddAll(book, {{0, Spec(kLow)}, {1, odd}, {2, Spec(kLow)}});
+    for (int r : kLow) {
+      const std::string& h = heard[static_cast<size_t>(r)];
+      if (h != c.expected) std::fprintf(stderr, "rank %d heard: %s\n", r, h.c_str());
+      CHECK(h == c.expected);
+    }
+  }
+}
+
 void TestDisjointSetsShareAName() {
   RegistrationBook book;
   auto heard = AddAll(book, {{0, Spec(kEvens)}, {1, Spec(kOdds)}, {2, Spec(kEvens)},
@@ -94,6 +137,7 @@ void TestOverlappingSetsAreRejectedInAnyOrder() {
 int main() {
   TestAgreementGetsAnId();
   TestKnobMismatchNamesTheKnob();
+  TestEachKnobMismatchNamesBothValuesWithTheirRanks();
   TestDisjointSetsShareAName();
   TestOverlappingSetsAreRejectedInAnyOrder();
   return Report("registration_book_test");

@@ -1,0 +1,56 @@
+// Unit test of the engine's counters (engine_metrics.h) behind stats()
+// (docs/faults.md, "Observability"): staleness_max is the largest staleness of the
+// passive joins, not the last one, per stream and overall; staleness_sum and
+// passive_joins count every join; hold_reports and loop_pauses count one per report.
+// Built and run by `make engine-unit-test` (and `make test`).
+#include <string>
+
+#include "check.h"
+#include "../engine_metrics.h"
+
+namespace {
+
+using wagma::EngineMetrics;
+
+bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// The passive joins come with stalenesses 2, 5, 1 on "w" (the largest in the middle,
+// so neither the first nor the last is the max) and 3 on "v".
+void TestStalenessMaxIsTheLargestNotTheLast() {
+  EngineMetrics m;
+  m.PassiveJoin("w", 4, 2, 2, false, 0);
+  m.PassiveJoin("w", 5, 5, 5, false, 0);
+  m.PassiveJoin("w", 6, 1, 1, false, 0);
+  m.PassiveJoin("v", 4, 3, 3, false, 0);
+  const wagma::EngineStats e = m.Snapshot();
+  CHECK_EQ(e.passive_joins, 4);
+  CHECK_EQ(e.staleness_sum, 11);
+  CHECK_EQ(e.staleness_max, 5);
+  const std::string json = m.Json(e);
+  CHECK(Contains(json, "\"w\":{\"rounds\":0,\"global_rounds\":0,\"activations_sent\":0,"
+                       "\"passive_joins\":3,\"staleness_sum\":8,\"staleness_max\":5,"));
+  CHECK(Contains(json, "\"v\":{\"rounds\":0,\"global_rounds\":0,\"activations_sent\":0,"
+                       "\"passive_joins\":1,\"staleness_sum\":3,\"staleness_max\":3,"));
+}
+
+// Each held call and each loop pause reported counts once.
+void TestHoldReportsAndLoopPausesCountEachReport() {
+  EngineMetrics m;
+  m.HoldReport("w", 3);
+  m.HoldReport("v", 7);
+  m.LoopPause(2.5);
+  const wagma::EngineStats e = m.Snapshot();
+  CHECK_EQ(e.hold_reports, 2);
+  CHECK_EQ(e.loop_pauses, 1);
+  CHECK(Contains(m.Json(e), "\"hold_reports\":2,\"loop_pauses\":1}"));
+}
+
+}  // namespace
+
+int main() {
+  TestStalenessMaxIsTheLargestNotTheLast();
+  TestHoldReportsAndLoopPausesCountEachReport();
+  return Report("engine_metrics_test");
+}
