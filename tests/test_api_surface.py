@@ -681,23 +681,3 @@ def test_balanced_sequence_over_lists_of_arrays_or_unlabelled(tf_child):
     assert res["unlabelled_kind"] == "ndarray"
     assert res["unlabelled"] == [[float(i)] * 3 for i in range(5, 9)]
     assert res["unlabelled_len"] == 2
-
-
-
-def test_error_classes_are_runtime_errors_and_a_lost_member_is_horovods_reset_error():
-    """api.md:88 — errors raise WagmaError, a RuntimeError; api.md:54-56 — a lost member
-    raises WagmaMembershipChanged, both a WagmaError and a HorovodInternalError (the class
-    hvd.elastic.run catches to reset). The elastic test sees the hierarchy only through
-    Horovod resetting; here each base is named. engine_error maps the engine's text."""
-    from horovod.common.exceptions import HorovodInternalError
-    from horovod_wagma.common.errors import WagmaError, WagmaMembershipChanged, engine_error
-
-    assert issubclass(WagmaError, RuntimeError)
-    assert issubclass(WagmaMembershipChanged, WagmaError)
-    assert issubclass(WagmaMembershipChanged, HorovodInternalError)
-    # A plain engine failure is a WagmaError but not Horovod's reset error: elastic.run
-    # must not swallow a mismatch or a stall.
-    plain = engine_error("stream 'x' round 0: mismatch")
-    assert type(plain) is WagmaError and not isinstance(plain, HorovodInternalError)
-    lost = engine_error("membership changed: rank 1 lost")
-    assert type(lost) is WagmaMembershipChanged

@@ -554,3 +554,35 @@ MUTANTS = [
                 "waiting_thread"],
          bug="waiting app threads drive the engine by default (api.md: opt-in)"),
 ]
+
+MUTANTS += [
+    dict(id="interrupted-synchronize-drops-tensors", file="horovod_wagma/torch/ops.py",
+         edits=[("            try:\n                self.round = _torch_ops.wait(self._id)",
+                 "            _pending_tensors.pop(self._id, None)\n"
+                 "            try:\n                self.round = _torch_ops.wait(self._id)")],
+         tests=["tests/test_torch_handle.py"],
+         bug="a Ctrl-C'd synchronize lets go of the round's input and output while the "
+             "engine still reads and writes them"),
+    dict(id="claims-row-names-a-missing-test", file="docs/claims.md",
+         edits=[("tests/test_torch_handle.py::test_interrupted_synchronize_keeps_the_round_"
+                 "tensors_until_it_ends |",
+                 "tests/test_torch_handle.py::test_interrupted_synchronize_keeps_the_round_"
+                 "tensors |")],
+         tests=["tests/test_claims_table.py::test_every_row_names_tests_that_exist"],
+         bug="a claims row names a test that does not exist (renamed or deleted)"),
+    dict(id="claims-row-names-a-missing-mutant", file="docs/claims.md",
+         edits=[("| interrupted-synchronize-drops-tensors |", "| interrupted-sync-drops |")],
+         tests=["tests/test_claims_table.py::test_every_named_mutant_is_in_a_catalogue"],
+         bug="a claims row names a mutant that no catalogue holds"),
+]
+
+# The detail pass over docs/claims.md (2026-12-02), one catalogue per doc section: each
+# mutant breaks a detail a doc states (a bound's end, an error's words, a default, a
+# pass-through argument) that the row's tests ran but did not assert before.
+from detail_api1 import MUTANTS as _API1  # noqa: E402
+from detail_api2 import MUTANTS as _API2  # noqa: E402
+from detail_faults import MUTANTS as _FAULTS  # noqa: E402
+from detail_readme_elastic import MUTANTS as _README_ELASTIC  # noqa: E402
+from detail_semantics import MUTANTS as _SEMANTICS  # noqa: E402
+
+MUTANTS += _API1 + _API2 + _FAULTS + _README_ELASTIC + _SEMANTICS
