@@ -101,6 +101,34 @@ def test_init_defaults():
         assert params[field.name].default == field.default, field.name
 
 
+def test_init_passes_every_knob_to_the_defaults_and_checks_them():
+    """api.md: init()'s knobs are the defaults of every stream, each checked. The
+    Horovod stand-in stops init() right after it has built its defaults, before any
+    engine or Horovod start, so the test reads them back single-process."""
+    from horovod_wagma.common.basics import WagmaBasics
+
+    class Stop(Exception):
+        pass
+
+    class HorovodStandIn:
+        def is_initialized(self):
+            raise Stop
+
+    # Every value differs from init()'s default in one of the two sets.
+    for knobs in (dict(group_size=4, sync_period=7, averaging="paper", wait_avoiding=True,
+                       global_rounds="wait_avoiding", max_staleness=3),
+                  dict(group_size=2, sync_period=4096, averaging="delta",
+                       wait_avoiding=False, global_rounds="blocking", max_staleness=0)):
+        basics = WagmaBasics(HorovodStandIn())
+        with pytest.raises(Stop):
+            basics.init(**knobs)
+        assert {k: getattr(basics.config, k) for k in knobs} == knobs
+    for bad in (dict(max_staleness=4097), dict(max_staleness=-1), dict(sync_period=0),
+                dict(group_size=1), dict(averaging="mean"), dict(global_rounds="never")):
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            WagmaBasics(HorovodStandIn()).init(**bad)
+
+
 def test_schedule_has_the_fewest_phases_for_283_of_441_pairs():
     """semantics.md: L = ceil(log_S P) phases (the fewest that can mix every rank into
     every rank) for 283 of the 441 (P, S) pairs with P in 2..64 and S in 2..8."""
@@ -213,6 +241,7 @@ TORCH_CHILD = """
             model.weight.copy_(torch.tensor([[0.5, -1.0]]))
         opt = hvd.DistributedWagmaOptimizer(torch.optim.SGD(model.parameters(), lr=0.1),
                                             named_parameters=model.named_parameters())
+        served_before = opt.wagma_status().served_round
         opt.set_backward_passes_per_step(2)
         stored = opt.backward_passes_per_step
         refused = []
@@ -233,7 +262,8 @@ TORCH_CHILD = """
             rounds.append(hvd.stats(opt.wagma_status().stream())["rounds"])
         return {"stored": stored, "after_bad": opt.backward_passes_per_step,
                 "refused": refused, "weights": weights, "rounds": rounds,
-                "name": opt.wagma_status().name, "stream": opt.wagma_status().stream()}
+                "name": opt.wagma_status().name, "stream": opt.wagma_status().stream(),
+                "served": [served_before, opt.wagma_status().served_round]}
 """
 
 
@@ -281,6 +311,9 @@ def test_set_backward_passes_per_step(torch_child):
     # DistributedWagmaOptimizer (no earlier section makes one), so N is 0.
     assert res["name"] == "wagma.optimizer0", res["name"]
     assert res["stream"] == "wagma.optimizer0.model0", res["stream"]
+    # api.md: served_round is the round that served the last step, steps - 1 on a rank
+    # that does not lag: -1 before the first step (round 0 not yet served).
+    assert res["served"] == [-1, 1], res["served"]
 
 
 # --- TensorFlow and Keras: one child -----------------------------------------------------
@@ -398,6 +431,9 @@ TF_CHILD = """
     def _():
         h = wtf.group_allreduce_async(tf.constant([1.0, 2.0]), name="surface.async.eager")
         eager = wtf.synchronize(h).numpy().tolist()
+        # api.md: poll is True when synchronize will not block, so also once the
+        # handle is synchronized (the engine has forgotten its id by then).
+        polled_after = [wtf.poll(h), wtf.synchronize(h).numpy().tolist()]
 
         @tf.function
         def inside(x):
@@ -407,7 +443,7 @@ TF_CHILD = """
             raised = None
         except Exception as e:
             raised = [type(e).__name__, isinstance(e, wtf.WagmaError), str(e)]
-        return {"eager": eager, "raised": raised}
+        return {"eager": eager, "raised": raised, "polled_after": polled_after}
 
     class Recorder(tf.keras.callbacks.Callback):
         def __init__(self):
@@ -548,6 +584,7 @@ def test_tf_group_allreduce_async_inside_tf_function_is_a_wagma_error(tf_child):
     mean, at size 1 the input) and raises WagmaError inside tf.function."""
     res = ok(tf_child["async_in_function"])
     assert res["eager"] == [1.0, 2.0]
+    assert res["polled_after"] == [True, [1.0, 2.0]], res["polled_after"]
     name, is_wagma_error, text = res["raised"]
     assert is_wagma_error and "eager mode only" in text, res["raised"]
 

@@ -50,3 +50,39 @@ def test_no_update_no_interrupt():
     state = ElasticStateCore(ONE_RANK, basics=None, step=0)
     state.on_hosts_updated(timestamp=0, update_res=HostUpdateResult.removed)  # not newer
     state.commit()
+
+
+def test_the_survivors_average_takes_the_floating_buffers_too(monkeypatch):
+    """elastic.md: after a membership change every rank starts from the survivors'
+    average, BatchNorm statistics included (the floating buffers); integer buffers
+    (num_batches_tracked) stay. One rank stands in for two: the fake allreduce adds a
+    second survivor whose every value is 4."""
+    import importlib
+
+    import torch
+    # The module itself: horovod_wagma.torch's attribute `elastic` is Horovod's package.
+    elastic = importlib.import_module("horovod_wagma.torch.elastic")
+
+    sums = []
+
+    def allreduce(flat, op, name):
+        sums.append(name)
+        return flat + 4.0
+
+    monkeypatch.setattr(elastic, "_hvd", types.SimpleNamespace(allreduce=allreduce, Sum="Sum"))
+    model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.BatchNorm1d(2))
+    with torch.no_grad():
+        model[1].running_mean.copy_(torch.tensor([1.0, 2.0]))
+        model[1].running_var.copy_(torch.tensor([3.0, 5.0]))
+    model[1].num_batches_tracked.fill_(7)
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    state = elastic.WagmaState.__new__(elastic.WagmaState)   # no Horovod: the model only
+    state.model = model
+    state._average_model(1.0, 2)
+    after = model.state_dict()
+    assert sums == ["wagma.elastic.average"]
+    for key, value in before.items():
+        if torch.is_floating_point(value):
+            assert torch.allclose(after[key], (value + 4.0) / 2), key
+    assert after["1.running_mean"].tolist() == [2.5, 3.0]
+    assert after["1.num_batches_tracked"].item() == 7

@@ -5,6 +5,7 @@ shows the gap each survivor named is closed."""
 import fresh_batch
 import fresh_batch2
 import fresh_batch3
+import fresh_batch4
 
 CLOSED_BY = {
     "fresh-shape-mismatch-values-swapped":
@@ -36,9 +37,22 @@ CLOSED_BY = {
          "to_the_shares"],
     "fresh3-torch-named-parameters-partial-accepted":
         ["tests/test_optimizer_core.py::test_named_parameters_must_cover_every_parameter"],
+    # C++ survivors with no pytest: make engine-unit-test (engine_metrics_test) catches them.
+    "fresh3-stats-staleness-max-is-the-last": [],
+    "fresh4-activations-sent-counts-rounds": [],
+    "fresh4-torch-first-step-skips-round0-duties":
+        ["tests/test_api_surface.py::test_set_backward_passes_per_step"],
+    "fresh4-tf-poll-false-after-synchronize":
+        ["tests/test_api_surface.py::test_tf_group_allreduce_async_inside_tf_function_is_a_"
+         "wagma_error"],
+    "fresh4-torch-elastic-sync-leaves-buffers-out":
+        ["tests/test_elastic_state.py::test_the_survivors_average_takes_the_floating_buffers_too"],
+    "fresh4-init-ignores-max-staleness":
+        ["tests/test_api_surface.py::test_init_passes_every_knob_to_the_defaults_and_checks_them"],
 }
 
 MUTANTS = [dict(m, tests=CLOSED_BY[m["id"]])
            for m in fresh_batch.MUTANTS + fresh_batch2.MUTANTS + fresh_batch3.MUTANTS
+           + fresh_batch4.MUTANTS
            if m["id"] in CLOSED_BY]
 assert len(MUTANTS) == len(CLOSED_BY), sorted(set(CLOSED_BY) - {m["id"] for m in MUTANTS})

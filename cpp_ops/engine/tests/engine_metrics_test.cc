@@ -1,7 +1,8 @@
 // Unit test of the engine's counters (engine_metrics.h) behind stats()
 // (docs/faults.md, "Observability"): staleness_max is the largest staleness of the
 // passive joins, not the last one, per stream and overall; staleness_sum and
-// passive_joins count every join; hold_reports and loop_pauses count one per report.
+// passive_joins count every join; hold_reports and loop_pauses count one per report;
+// activations_sent counts one per peer told.
 // Built and run by `make engine-unit-test` (and `make test`).
 #include <string>
 
@@ -47,10 +48,25 @@ void TestHoldReportsAndLoopPausesCountEachReport() {
   CHECK(Contains(m.Json(e), "\"hold_reports\":2,\"loop_pauses\":1}"));
 }
 
+// activations_sent counts messages, one per peer told, not one per round: a global
+// round at P = 8 tells 7 peers (faults.md: "activation messages this rank sent").
+void TestActivationsSentCountsOnePerPeerTold() {
+  EngineMetrics m;
+  m.ActivationsSent("w", 0, {1, 2, 3, 4, 5, 6, 7}, 0);
+  m.ActivationsSent("w", 1, {1}, 0);
+  m.ActivationsSent("v", 0, {2, 3}, 0);
+  const wagma::EngineStats e = m.Snapshot();
+  CHECK_EQ(e.activations_sent, 10);
+  const std::string json = m.Json(e);
+  CHECK(Contains(json, "\"w\":{\"rounds\":0,\"global_rounds\":0,\"activations_sent\":8,"));
+  CHECK(Contains(json, "\"v\":{\"rounds\":0,\"global_rounds\":0,\"activations_sent\":2,"));
+}
+
 }  // namespace
 
 int main() {
   TestStalenessMaxIsTheLargestNotTheLast();
   TestHoldReportsAndLoopPausesCountEachReport();
+  TestActivationsSentCountsOnePerPeerTold();
   return Report("engine_metrics_test");
 }
