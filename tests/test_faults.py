@@ -3,6 +3,7 @@
 Each case runs real ranks under mpirun with a timeout, so a hang fails the test."""
 import glob
 import os
+import re
 import signal
 import subprocess
 import time
@@ -120,8 +121,13 @@ def test_a_held_call_is_reported_with_what_it_waits_on(mpi):
     assert run.results[0]["hold_reports"] == 1 and run.results[1]["hold_reports"] == 0
     assert run.results[1]["loop_pauses"] == 1, run.results[1]
     err = run.stderr
-    assert "[horovod_wagma rank 0] hold: the application has waited 1.0 s in group " \
-        "round 2 of stream 'held' (members [0, 1]; joined by the app" in err, err[-3000:]
+    # The report comes at the first engine-loop pass after 1 s: on a busy host that pass
+    # can come a few tenths late, so the printed wait is bounded, not matched exactly.
+    held = re.search(r"\[horovod_wagma rank 0\] hold: the application has waited "
+                     r"(\d+\.\d) s in group round 2 of stream 'held' \(members \[0, 1\]; "
+                     r"joined by the app", err)
+    assert held, err[-3000:]
+    assert 1.0 <= float(held.group(1)) < 1.9, held.group(0)
     assert "waits on: receive from rank 1" in err, err[-3000:]
     assert "[horovod_wagma rank 1] hold: rank 0 waits in round 2 of stream 'held'; " \
         "here: " in err, err[-3000:]
