@@ -137,6 +137,32 @@ def test_a_held_call_is_reported_with_what_it_waits_on(mpi):
     assert err.count("hold: the application has waited") == 1
 
 
+def test_a_joined_rank_serves_a_round_whose_activations_were_lost(mpi):
+    """A lost activation never holds a joined rank's blocking round for good
+    (faults.md, hold report): with every activation to the joined rank 0 dropped
+    (WAGMA_TEST_LOSE_ACTIVATIONS=1), the others' hold queries after 0.5 s make its
+    engine join blocking global round 3 with its final model, once, saying so. Round
+    3 is then the exact mean of ranks 1-3's inputs and rank 0's last output."""
+    run = mpi("lost_activation.py", 4, timeout=90,
+              env={"WAGMA_TEST_LOSE_ACTIVATIONS": "1", "WAGMA_HOLD_REPORT_S": "0.5",
+                   "WAGMA_STALL_TIMEOUT_S": "20"})
+    res = run.results
+    final0 = res[0]["outputs"][-1]
+    expected = [(final0[i] + sum(res[r]["inputs"][3][i] for r in (1, 2, 3))) / 4
+                for i in range(2)]
+    for r in (1, 2, 3):
+        assert res[r]["outputs"][3] == expected, (r, res[r], final0)
+        assert 0.5 <= res[r]["waits"][3] < 10, res[r]["waits"]
+    assert res[0]["joins_on_hold_query"] == 1, res[0]
+    assert [res[r]["joins_on_hold_query"] for r in (1, 2, 3)] == [0, 0, 0], res
+    assert "[horovod_wagma rank 0] hold: this rank called join() and serves every round, " \
+        "but round 3 of stream 'lost' had not started here" in run.stderr, run.stderr[-3000:]
+    assert "join() here: called, ranks heard to have called it: none" in run.stderr, \
+        run.stderr[-3000:]
+    assert "join() here: not called, ranks heard to have called it: [0]" in run.stderr, \
+        run.stderr[-3000:]
+
+
 def test_hold_report_zero_reports_nothing(mpi):
     """faults.md: WAGMA_HOLD_REPORT_S=0 turns the hold report off: the same 2.5 s wait
     and 2 s pause as above are neither printed nor counted."""

@@ -43,6 +43,7 @@
 #include "engine_metrics.h"
 #include "engine_settings.h"
 #include "handle_table.h"
+#include "hold_report.h"
 #include "join_coordinator.h"
 #include "message_cut.h"
 #include "peer_roster.h"
@@ -191,6 +192,10 @@ class Engine {
   // for this engine's view of a round its app waits in.
   void ReportHold(Stream& s, int64_t round, RoundState& rs, double waited_s);
   void OnHoldQuery(int source, int stream_id, int64_t round);
+  JoinView CurrentJoinView() const;
+  // WAGMA_TEST_LOSE_ACTIVATIONS: true while the next activation to a joined rank is
+  // to be lost (counts it).
+  bool LoseActivationForTest();
   // Peers whose engines may still answer (every other rank that did not leave, was not
   // lost, and did not stop at its own verdict).
   std::vector<int> LivePeerCandidates() const;

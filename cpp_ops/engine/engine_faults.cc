@@ -286,6 +286,7 @@ void Engine::OnJoined(int source, int64_t generation, const std::string& payload
       for (const auto& r : s.rounds) {
         const RoundState& rs = r.second;
         if (!rs.in_flight() || rs.activated_all || !Contains(rs.members, source)) continue;
+        if (LoseActivationForTest()) continue;
         SendControl(source, ControlKind::kActivate, s.id, r.first, PackFingerprint(s.fingerprint));
       }
     }
@@ -430,7 +431,8 @@ void Engine::InspectStalls() {
 }
 
 void Engine::ReportHold(Stream& s, int64_t round, RoundState& rs, double waited_s) {
-  std::fprintf(stderr, "%s\n", HoldReportText(rank_, s, round, rs, waited_s).c_str());
+  std::fprintf(stderr, "%s\n",
+               HoldReportText(rank_, s, round, rs, waited_s, CurrentJoinView()).c_str());
   metrics_.HoldReport(s.spec.name, round);
   for (int m : rs.members) {
     if (m != rank_) SendControl(m, ControlKind::kHoldQuery, s.id, round);
@@ -441,7 +443,28 @@ void Engine::OnHoldQuery(int source, int stream_id, int64_t round) {
   Stream* s = streams_.FindById(stream_id);
   if (!s) return;
   std::fprintf(stderr, "%s\n",
-               HoldViewText(rank_, source, *s, round, std::chrono::steady_clock::now()).c_str());
+               HoldViewText(rank_, source, *s, round, std::chrono::steady_clock::now(),
+                            CurrentJoinView()).c_str());
+  if (JoinOnHoldQuery(joins_.self_joined(), s->Joined(round), s->activations.count(round) > 0,
+                      s->FailedAt(round))) {
+    std::fprintf(stderr, "%s\n", HoldJoinText(rank_, source, *s, round).c_str());
+    metrics_.JoinOnHoldQuery(s->spec.name, round);
+    s->activations.insert(round);  // joined by JoinActivatedRounds, as any activation
+  }
+}
+
+bool Engine::LoseActivationForTest() {
+  if (settings_.lose_activations_to_joined <= 0) return false;
+  --settings_.lose_activations_to_joined;
+  return true;
+}
+
+JoinView Engine::CurrentJoinView() const {
+  JoinView j;
+  j.self_joined = joins_.self_joined();
+  j.known_joined = roster_.joined_ranks();
+  j.joins_ended = joins_.generation();
+  return j;
 }
 
 void Engine::ReportAwayApps() {

@@ -206,6 +206,16 @@ void EngineMetrics::HoldReport(const std::string& stream, int64_t round) {
                     StreamRound(stream, round));
 }
 
+void EngineMetrics::JoinOnHoldQuery(const std::string& stream, int64_t round) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++engine_.joins_on_hold_query;
+  }
+  if (!timeline_.enabled()) return;
+  timeline_.Instant(Timeline::kEngine, "fault", "join_on_hold_query", Timeline::NowUs(),
+                    StreamRound(stream, round));
+}
+
 void EngineMetrics::LoopPause(double paused_s) {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -232,7 +242,7 @@ std::string EngineMetrics::Json(const EngineStats& e) {
       {"call_wait_us", e.call_wait_us}, {"pending_handles", e.pending_handles},
       {"rounds_held", e.rounds_held}, {"queue_depth", e.queue_depth},
       {"in_flight", e.in_flight}, {"hold_reports", e.hold_reports},
-      {"loop_pauses", e.loop_pauses}};
+      {"loop_pauses", e.loop_pauses}, {"joins_on_hold_query", e.joins_on_hold_query}};
   bool first = true;
   for (const auto& f : fields) {
     out += std::string(first ? "" : ",") + "\"" + f.first + "\":" + std::to_string(f.second);

@@ -36,6 +36,7 @@ struct EngineStats {
   int64_t queue_depth = 0;      // requests not yet taken by the loop
   int64_t in_flight = 0;        // reductions in progress
   int64_t hold_reports = 0;     // app calls that waited WAGMA_HOLD_REPORT_S (hold_report.h)
+  int64_t joins_on_hold_query = 0;  // rounds a joined rank started on a hold query
   int64_t loop_pauses = 0;      // engine loop pauses longer than that
 };
 
@@ -86,6 +87,7 @@ class EngineMetrics {
   void StallWarning(const std::string& stream, int64_t round, const std::string& missing_json);
   void AppAway(const std::string& stream, int rank, double away_s, int64_t left_out);
   void HoldReport(const std::string& stream, int64_t round);
+  void JoinOnHoldQuery(const std::string& stream, int64_t round);
   void LoopPause(double paused_s);
 
   // Snapshots. pending_handles and queue_depth are the caller's to fill in.

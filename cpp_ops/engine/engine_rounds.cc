@@ -126,7 +126,8 @@ void Engine::JoinRound(Stream& s, RoundState& rs, const void* contribution, bool
   // every round, including those that otherwise activate nobody.
   std::vector<int> targets;
   for (int m : rs.members) {
-    if (m != rank_ && (activate || roster_.joined(m))) targets.push_back(m);
+    if (m == rank_) continue;
+    if (activate || (roster_.joined(m) && !LoseActivationForTest())) targets.push_back(m);
   }
   if (!targets.empty()) {
     const std::string payload = PackFingerprint(s.fingerprint);

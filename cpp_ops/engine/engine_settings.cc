@@ -94,6 +94,7 @@ EngineSettings EngineSettings::FromEnv(bool transport_progresses_on_its_own) {
   s.elastic = elastic && std::string(elastic) == "1";
   s.loss_settle_ms = EnvDouble("HOROVOD_WAGMA_LOSS_SETTLE_MS", s.loss_settle_ms);
   s.liveness_s = EnvDouble("HOROVOD_WAGMA_LIVENESS_S", s.liveness_s);
+  s.lose_activations_to_joined = static_cast<int>(EnvDouble("WAGMA_TEST_LOSE_ACTIVATIONS", 0));
   if (s.elastic && s.liveness_s > 0) {
     // The heartbeat: a peer silent for 1 s (or a third of the window, if shorter) is
     // probed, so that the verdicts on one cut's peers come at most about 1 s apart,

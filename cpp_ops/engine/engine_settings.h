@@ -46,6 +46,11 @@ struct EngineSettings {
   // minority's verdict (about 11 s) well inside 30 s. A closed connection (a killed
   // process or host) is lost at once whatever this is.
   double liveness_s = 10.0;
+  // Tests only (WAGMA_TEST_LOSE_ACTIVATIONS): this many of the activations this rank
+  // sends to ranks that called join() in rounds that activate nobody else (blocking
+  // global rounds, rounds without wait-avoidance) are not sent, as if the transport
+  // had lost them; the joined rank must still serve those rounds (JoinOnHoldQuery).
+  int lose_activations_to_joined = 0;
 
   // `transport_progresses_on_its_own`: see Transport::ProgressesOnItsOwn; the engine
   // thread then does not spin by default (HOROVOD_WAGMA_SPIN_US).

@@ -44,8 +44,22 @@ std::string Seconds(double s, int decimals = 1) {
 
 }  // namespace
 
+std::string JoinViewText(const JoinView& j) {
+  return std::string("join() here: ") + (j.self_joined ? "called" : "not called") +
+         ", ranks heard to have called it: " +
+         (j.known_joined.empty() ? "none" : RankList(j.known_joined)) +
+         ", joins ended: " + std::to_string(j.joins_ended);
+}
+
+std::string HoldJoinText(int rank, int asker, const Stream& s, int64_t round) {
+  return Head(rank) + "this rank called join() and serves every round, but round " +
+         std::to_string(round) + " of stream '" + NameForMessage(s.spec.name) +
+         "' had not started here and no activation for it had arrived; rank " +
+         std::to_string(asker) + " waits in it: joining it now";
+}
+
 std::string HoldReportText(int rank, Stream& s, int64_t round, RoundState& rs,
-                           double waited_s) {
+                           double waited_s, const JoinView& joins) {
   std::string text = Head(rank) + "the application has waited " + Seconds(waited_s) + " in " +
                      RoundName(s, round, &rs) + " (members " + RankList(rs.members) + "; ";
   if (!rs.joined) {
@@ -57,12 +71,13 @@ std::string HoldReportText(int rank, Stream& s, int64_t round, RoundState& rs,
   text += "); waits on: ";
   text += rs.reduction ? Pending(rs.reduction->PendingMessages()) : "no reduction started";
   text += "; earlier rounds of the stream in flight here: " + EarlierInFlight(s, round);
+  text += "; " + JoinViewText(joins);
   text += ". Each other member prints its view of the round (WAGMA_HOLD_REPORT_S sets when).";
   return text;
 }
 
 std::string HoldViewText(int rank, int asker, Stream& s, int64_t round,
-                         std::chrono::steady_clock::time_point now) {
+                         std::chrono::steady_clock::time_point now, const JoinView& joins) {
   std::string text = Head(rank) + "rank " + std::to_string(asker) + " waits in " +
                      RoundName(s, round, nullptr) + "; here: ";
   auto found = s.rounds.find(round);
@@ -103,7 +118,7 @@ std::string HoldViewText(int rank, int asker, Stream& s, int64_t round,
   text += "; its app " + (app_in_call ? "waits in round " + std::to_string(app_round)
                                       : "is not in a call (next round " +
                                             std::to_string(s.next_app_round) + ")") +
-          ", last called the stream " + Seconds(since_call) + " ago";
+          ", last called the stream " + Seconds(since_call) + " ago; " + JoinViewText(joins);
   return text;
 }
 

@@ -31,14 +31,29 @@
 
 namespace wagma {
 
+// What this rank knows of join(): whether it called join() itself, which ranks it
+// has heard call it, and how many joins have ended here (the notices' generation).
+// Both sides of a hold say it: a member that joined but whose notice or activation
+// never reached the waiting rank shows up as a mismatch between the two reports.
+struct JoinView {
+  bool self_joined = false;
+  std::vector<int> known_joined;
+  int64_t joins_ended = 0;
+};
+std::string JoinViewText(const JoinView& j);
+
 // The waiting rank's report on `round` of `s`, whose app has waited `waited_s`.
 // (Not const: asking a reduction for its pending messages tests them.)
 std::string HoldReportText(int rank, Stream& s, int64_t round, RoundState& rs,
-                           double waited_s);
+                           double waited_s, const JoinView& joins);
 
 // A member's view of `round` of `s`, asked by `asker` (its hold report).
 std::string HoldViewText(int rank, int asker, Stream& s, int64_t round,
-                         std::chrono::steady_clock::time_point now);
+                         std::chrono::steady_clock::time_point now, const JoinView& joins);
+
+// The line a rank that called join() prints when a member's hold query names a round
+// it had not started and held no activation for: it joins that round now.
+std::string HoldJoinText(int rank, int asker, const Stream& s, int64_t round);
 
 // This engine's loop did not run for `paused_s`.
 std::string HoldLoopPauseText(int rank, double paused_s);

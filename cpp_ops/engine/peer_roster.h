@@ -25,6 +25,7 @@ class PeerRoster {
   bool joined(int rank) const { return joined_.count(rank) > 0; }
   void ClearJoined() { joined_.clear(); }
   int num_joined() const { return static_cast<int>(joined_.size()); }
+  std::vector<int> joined_ranks() const { return {joined_.begin(), joined_.end()}; }
 
   // last_round: stream id -> the last round of it the rank joined.
   void MarkDeparted(int rank, std::map<int, int64_t> last_round);

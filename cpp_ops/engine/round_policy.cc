@@ -16,6 +16,10 @@ ActivationAction OnActivation(bool joined, bool beyond_goodbye, bool earlier_in_
   return ActivationAction::kJoin;
 }
 
+bool JoinOnHoldQuery(bool self_joined, bool round_joined, bool activation_held, bool failed) {
+  return self_joined && !round_joined && !activation_held && !failed;
+}
+
 bool ServedPassively(const StreamView& s, int64_t round) {
   StreamView::Held h;
   if (s.Find(round, &h)) return h.joined && !h.app_entered;

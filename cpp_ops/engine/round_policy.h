@@ -69,6 +69,15 @@ enum class ActivationAction {
 };
 ActivationAction OnActivation(bool joined, bool beyond_goodbye, bool earlier_in_flight);
 
+// A member waits in round `round` and asks this rank for its view (a hold query,
+// hold_report.h). A rank that called join() serves every round it is a member of, so
+// if it has not started the round and holds no activation for it, the query itself
+// stands in for the activation that never came: without this a lost activation to a
+// joined rank holds a blocking round forever (seen once in CI, Gloo, 4 ranks: the
+// three others waited 300 s in a blocking global round that the joined rank 0 had not
+// started). Not for a rank still training: its app enters the round itself.
+bool JoinOnHoldQuery(bool self_joined, bool round_joined, bool activation_held, bool failed);
+
 // --- 2.8 Which round an app call takes ----------------------------------------------
 
 // Wait-avoiding global rounds, this rank joined `round` passively (held, in flight or

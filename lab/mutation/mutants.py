@@ -376,6 +376,17 @@ MUTANTS = [
          tests=["tests/test_faults.py::test_a_held_call_is_reported_with_what_it_waits_on"],
          bug="the hold report waits three times WAGMA_HOLD_REPORT_S: a held call is not "
              "reported"),
+    dict(id="hold-query-no-join", file="cpp_ops/engine/round_policy.cc",
+         edits=[("return self_joined && !round_joined && !activation_held && !failed;",
+                 "return false && self_joined && !round_joined && !activation_held && !failed;")],
+         tests=["tests/test_faults.py::test_a_joined_rank_serves_a_round_whose_activations_were_lost"],
+         bug="a joined rank ignores the hold queries of a round it has no activation for: "
+             "a lost activation holds the blocking round until the stall timeout"),
+    dict(id="hold-view-no-join-state", file="cpp_ops/engine/hold_report.cc",
+         edits=[('(j.self_joined ? "called" : "not called")',
+                 '(j.self_joined ? "not called" : "not called")')],
+         tests=["tests/test_faults.py::test_a_joined_rank_serves_a_round_whose_activations_were_lost"],
+         bug="the hold report says join() was not called on a rank that called it"),
     # --- the documented surface (tests/test_api_surface.py, engine settings, reduction choice)
     dict(id='top-level-imports-torch', file='horovod_wagma/__init__.py', edits=[('__version__ = "0.1.0"', 'import torch  # noqa: F401\n__version__ = "0.1.0"')], tests=[S + "::test_top_level_imports_no_framework"], bug='importing horovod_wagma loads PyTorch'),
     dict(id='init-default-sync-period', file='horovod_wagma/common/basics.py', edits=[('def init(self, comm=None, process_sets=None, group_size=None, sync_period=10,', 'def init(self, comm=None, process_sets=None, group_size=None, sync_period=8,')], tests=[S + "::test_init_defaults"], bug="init()'s default sync_period is 8, not 10"),

@@ -36,16 +36,18 @@ void TestStalenessMaxIsTheLargestNotTheLast() {
                        "\"passive_joins\":1,\"staleness_sum\":3,\"staleness_max\":3,"));
 }
 
-// Each held call and each loop pause reported counts once.
+// Each held call, each loop pause and each round joined on a hold query counts once.
 void TestHoldReportsAndLoopPausesCountEachReport() {
   EngineMetrics m;
   m.HoldReport("w", 3);
   m.HoldReport("v", 7);
   m.LoopPause(2.5);
+  m.JoinOnHoldQuery("w", 3);
   const wagma::EngineStats e = m.Snapshot();
   CHECK_EQ(e.hold_reports, 2);
   CHECK_EQ(e.loop_pauses, 1);
-  CHECK(Contains(m.Json(e), "\"hold_reports\":2,\"loop_pauses\":1}"));
+  CHECK_EQ(e.joins_on_hold_query, 1);
+  CHECK(Contains(m.Json(e), "\"hold_reports\":2,\"loop_pauses\":1,\"joins_on_hold_query\":1}"));
 }
 
 // activations_sent counts messages, one per peer told, not one per round: a global

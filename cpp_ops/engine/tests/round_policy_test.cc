@@ -351,6 +351,16 @@ void TestActivation() {
   CHECK(wagma::OnActivation(true, false, true) == ActivationAction::kDiscard);
 }
 
+// A hold query stands in for a lost activation only at a rank that called join(), for
+// a round it has not joined, holds no activation for and that has not failed.
+void TestJoinOnHoldQuery() {
+  CHECK(wagma::JoinOnHoldQuery(true, false, false, false));
+  CHECK(!wagma::JoinOnHoldQuery(false, false, false, false));  // its app enters the round
+  CHECK(!wagma::JoinOnHoldQuery(true, true, false, false));    // joined already
+  CHECK(!wagma::JoinOnHoldQuery(true, false, true, false));    // its activation is held
+  CHECK(!wagma::JoinOnHoldQuery(true, false, false, true));    // the stream failed there
+}
+
 // --- 2.4 Published versions --------------------------------------------------------------
 
 void TestPublishedVersions() {
@@ -451,6 +461,7 @@ int main() {
   TestSupersedeSparesWhatTheAppWillNotSkip();
   TestLaggingAppKeepsEveryDroppedRoundItMaySkip();
   TestActivation();
+  TestJoinOnHoldQuery();
   TestPublishedVersions();
   TestLocalTakesFreshPastOneResult();
   TestOutputFormula();
