@@ -13,7 +13,7 @@ import resident
 
 pytestmark = [pytest.mark.ranks, pytest.mark.tf, pytest.mark.slow]
 SCENARIOS = ["fit", "eager", "fp16_values", "uneven", "drift", "wa_fit_straggler",
-             "balanced_horovod", "balanced", "state_on_sync", "keras_join"]
+             "balanced_horovod", "balanced", "state_on_sync", "state_on_sync_wa", "keras_join"]
 
 
 RESIDENT = resident.item("keras_checks.py", 3, *SCENARIOS, framework="tensorflow", timeout=600)
@@ -191,6 +191,19 @@ def test_on_sync_averages_optimizer_state_at_global_rounds_and_sync(launch):
         never = res["sgd.never"]
         assert never["state_size"] == 227 and never["same"] == [False] * 6, (rank, never)
         assert never["same_after_sync"] is False and never["model_after_sync"], (rank, never)
+
+
+def test_on_sync_with_wait_avoiding_global_rounds_averages_only_there(launch):
+    """docs/api.md: "on_sync" averages the state at the global rounds' duties, also
+    with wait-avoiding global rounds (the default), where the step that passed a global
+    round runs them: in lockstep over 8 steps of tau 4 that is steps 0, 3 and 7, so the
+    state's stream runs its rounds there and nowhere else (not at every step once the
+    first global round is past)."""
+    for rank, res in launch.results("state_on_sync_wa").items():
+        assert res["mode"] == "wait_avoiding", res
+        # Each count is taken before the next step's barrier, so no peer's later
+        # duty can have reached this rank's engine yet.
+        assert res["sync_rounds"] == [1, 1, 1, 2, 2, 2, 2, 3], (rank, res)
 
 
 def test_module_join_serves_rounds_and_returns_the_last_rank(launch):

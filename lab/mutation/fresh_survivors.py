@@ -49,6 +49,8 @@ CLOSED_BY = {
         ["tests/test_elastic_state.py::test_the_survivors_average_takes_the_floating_buffers_too"],
     "fresh4-init-ignores-max-staleness":
         ["tests/test_api_surface.py::test_init_passes_every_knob_to_the_defaults_and_checks_them"],
+    "fresh4-keras-state-averaged-every-step":
+        ["tests/test_keras.py::test_on_sync_with_wait_avoiding_global_rounds_averages_only_there"],
 }
 
 MUTANTS = [dict(m, tests=CLOSED_BY[m["id"]])

@@ -382,6 +382,12 @@ MUTANTS = [
          tests=["tests/test_faults.py::test_a_joined_rank_serves_a_round_whose_activations_were_lost"],
          bug="a joined rank ignores the hold queries of a round it has no activation for: "
              "a lost activation holds the blocking round until the stall timeout"),
+    dict(id="hold-query-join-not-started", file="cpp_ops/engine/engine_faults.cc",
+         edits=[("    s->activations.insert(round);  // joined by JoinActivatedRounds, as any activation\n",
+                 "")],
+         tests=["tests/test_faults.py::test_a_joined_rank_serves_a_round_whose_activations_were_lost"],
+         bug="a joined rank says it joins a round on a hold query but never does: the "
+             "blocking round waits until the stall timeout"),
     dict(id="hold-view-no-join-state", file="cpp_ops/engine/hold_report.cc",
          edits=[('(j.self_joined ? "called" : "not called")',
                  '(j.self_joined ? "not called" : "not called")')],

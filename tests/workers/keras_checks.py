@@ -326,6 +326,33 @@ def state_on_sync():
     return out
 
 
+def state_on_sync_wa():
+    """"on_sync" with wait-avoiding global rounds (the default): the state is averaged
+    only at the steps whose served round passed a global round. 3 ranks, SGD with
+    momentum, eager, tau 4, 8 steps in lockstep (an allgather between steps, so no app
+    is ever two rounds behind and none skips): rounds 0, 3 and 7 are global. Returns,
+    after each step, how many rounds this optimizer's "sync0" stream (the state's
+    average) has run here."""
+    tf.random.set_seed(rank)
+    model = make_model()
+    opt = hvd.DistributedWagmaOptimizer(tf.keras.optimizers.SGD(0.05, momentum=0.9),
+                                        group_size=2, sync_period=4,
+                                        average_optimizer_state="on_sync")
+    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    x, y = data(rank)
+    sync_name = opt.wagma_status().stream("sync", 0)
+    sync_rounds = []
+    for k in range(8):
+        comm.allgather(k)  # lockstep
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y[k * 32:(k + 1) * 32], model(x[k * 32:(k + 1) * 32], training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        opt.apply_gradients(zip(grads, model.trainable_variables))
+        sync_rounds.append(own_streams(opt).get(sync_name, {}).get("rounds", 0))
+    comm.allgather("done")
+    return dict(mode=opt.wagma_status().global_rounds, sync_rounds=sync_rounds)
+
+
 def keras_join():
     """hvd.join() from horovod_wagma.keras (docs/faults.md: it replaces Horovod's): ranks
     0, 1, 2 have 2, 10, 16 batches, then call the module's join(), not the optimizer's.
