@@ -197,22 +197,21 @@ void EngineMetrics::AppAway(const std::string& stream, int rank, double away_s,
 }
 
 void EngineMetrics::HoldReport(const std::string& stream, int64_t round) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    ++engine_.hold_reports;
-  }
-  if (!timeline_.enabled()) return;
-  timeline_.Instant(Timeline::kEngine, "fault", "hold", Timeline::NowUs(),
-                    StreamRound(stream, round));
+  CountRoundFault(&EngineStats::hold_reports, "hold", stream, round);
 }
 
 void EngineMetrics::JoinOnHoldQuery(const std::string& stream, int64_t round) {
+  CountRoundFault(&EngineStats::joins_on_hold_query, "join_on_hold_query", stream, round);
+}
+
+void EngineMetrics::CountRoundFault(int64_t EngineStats::*counter, const char* event,
+                                    const std::string& stream, int64_t round) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    ++engine_.joins_on_hold_query;
+    ++(engine_.*counter);
   }
   if (!timeline_.enabled()) return;
-  timeline_.Instant(Timeline::kEngine, "fault", "join_on_hold_query", Timeline::NowUs(),
+  timeline_.Instant(Timeline::kEngine, "fault", event, Timeline::NowUs(),
                     StreamRound(stream, round));
 }
 

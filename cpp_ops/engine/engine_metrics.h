@@ -96,6 +96,10 @@ class EngineMetrics {
   std::string Json(const EngineStats& engine);
 
  private:
+  // One more of `counter`, and a "fault" instant `event` for round `round` of `stream`.
+  void CountRoundFault(int64_t EngineStats::*counter, const char* event,
+                       const std::string& stream, int64_t round);
+
   std::mutex mu_;
   EngineStats engine_;
   std::map<std::string, StreamStats> streams_;
