@@ -119,6 +119,11 @@ std::string HoldViewText(int rank, int asker, Stream& s, int64_t round,
                                       : "is not in a call (next round " +
                                             std::to_string(s.next_app_round) + ")") +
           ", last called the stream " + Seconds(since_call) + " ago; " + JoinViewText(joins);
+  // A failed stream ignores activations from error_from_round on (Engine::OnActivate).
+  if (!s.error.empty()) {
+    text += "; the stream failed here from round " + std::to_string(s.error_from_round) +
+            ": " + s.error;
+  }
   return text;
 }
 
