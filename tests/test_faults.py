@@ -93,6 +93,8 @@ def test_stuck_rank_is_reported_and_times_out():
         assert res[r]["error"] is not None
         assert "stalled" in res[r]["error"] and "WAGMA_STALL_TIMEOUT_S" in res[r]["error"]
         assert "[2]" in res[r]["error"], res[r]["error"]  # names the missing rank
+        # faults.md: the inspector's note, carried into the error.
+        assert "ranks that have not entered it: [2]" in res[r]["error"], res[r]["error"]
         # faults.md's text: the kind of round, its number and its stream.
         assert "in global round 4 of stream 'w'" in res[r]["error"], res[r]["error"]
         # The whole process is stopped, engine included: its liveness probe goes

@@ -6,6 +6,7 @@ import fresh_batch
 import fresh_batch2
 import fresh_batch3
 import fresh_batch4
+import fresh_batch5
 
 CLOSED_BY = {
     "fresh-shape-mismatch-values-swapped":
@@ -51,10 +52,16 @@ CLOSED_BY = {
         ["tests/test_api_surface.py::test_init_passes_every_knob_to_the_defaults_and_checks_them"],
     "fresh4-keras-state-averaged-every-step":
         ["tests/test_keras.py::test_on_sync_with_wait_avoiding_global_rounds_averages_only_there"],
+    "fresh5-app-away-report-never-due":
+        ["tests/test_global_rounds.py::test_a_rank_whose_app_stops_is_named_and_not_waited_for"],
+    "fresh5-stall-timeout-error-drops-the-missing-ranks":
+        ["tests/test_faults.py::test_stuck_rank_is_reported_and_times_out"],
+    "fresh5-keras-metric-average-in-half":
+        ["tests/test_keras.py::test_fit_graph_mode_with_callbacks"],
 }
 
 MUTANTS = [dict(m, tests=CLOSED_BY[m["id"]])
            for m in fresh_batch.MUTANTS + fresh_batch2.MUTANTS + fresh_batch3.MUTANTS
-           + fresh_batch4.MUTANTS
+           + fresh_batch4.MUTANTS + fresh_batch5.MUTANTS
            if m["id"] in CLOSED_BY]
 assert len(MUTANTS) == len(CLOSED_BY), sorted(set(CLOSED_BY) - {m["id"] for m in MUTANTS})

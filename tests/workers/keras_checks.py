@@ -85,16 +85,29 @@ class EngineWaitPerEpoch(tf.keras.callbacks.Callback):
         self.wait_s.append((engine_lib.stats()["call_wait_us"] - self._start) / 1e6)
 
 
+class OwnMetrics(tf.keras.callbacks.Callback):
+    """Before MetricAverageCallback in the list: this rank's own epoch-end loss and
+    accuracy, before they are averaged in place."""
+
+    def __init__(self):
+        super().__init__()
+        self.own = []
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.own.append([float(logs["loss"]), float(logs["accuracy"])])
+
+
 def fit():
     out = {}
     model, opt = model_and_optimizer("fit")
     model.compile(optimizer=opt, metrics=["accuracy"],
                   loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     x, y = data(rank)  # different data per rank: local metrics differ
-    epoch_ends, engine_wait = EpochEndIdentity(), EngineWaitPerEpoch()
+    epoch_ends, engine_wait, own = EpochEndIdentity(), EngineWaitPerEpoch(), OwnMetrics()
     history = model.fit(x, y, batch_size=32, epochs=3, verbose=0, callbacks=[
         hvd.callbacks.WagmaGlobalSyncCallback(),
         epoch_ends,
+        own,
         hvd.callbacks.MetricAverageCallback(),
         hvd.callbacks.WagmaStatsCallback(),
         engine_wait])
@@ -102,6 +115,9 @@ def fit():
     out["identical_after_sync"] = all_equal(model.variables)
     losses = comm.allgather(history.history["loss"][-1])
     out["loss_averaged"] = max(losses) - min(losses) < 1e-6
+    out["own_metrics"] = own.own  # per epoch: [loss, accuracy] before the average
+    out["logged_metrics"] = [[float(history.history["loss"][e]),
+                              float(history.history["accuracy"][e])] for e in range(3)]
     out["stats_keys"] = sorted(k for k in history.history if k.startswith("wagma_"))
     out["rounds"] = history.history["wagma_rounds"]
     out["wait_s"] = history.history["wagma_wait_s"]
