@@ -10,8 +10,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TEST_ID = re.compile(r"((?:tests|lab/tests)/[\w/]+\.py)::(\w+)")
 CXX_ID = re.compile(r"(cpp_ops/[\w/]+\.cc)::(\w+)")
 # Catalogues whose ids a row may name: the check's own and the reviewers' batches.
-CATALOGUES = ("mutants", "fresh_batch", "fresh_batch2", "fresh_batch3", "fresh_batch4", "fresh_batch5",
-              "fresh_survivors")
+CATALOGUES = ("mutants", "fresh_batch", "fresh_batch2", "fresh_batch3", "fresh_batch4",
+              "fresh_batch5", "fresh_survivors")
 
 
 def rows():
