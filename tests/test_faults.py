@@ -115,7 +115,8 @@ def test_a_held_call_is_reported_with_what_it_waits_on(mpi):
     """WAGMA_HOLD_REPORT_S=1: rank 0's call waits 2.5 s in group round 2 for rank 1's
     late app (rounds that wait for every member); its engine prints the round, the
     members and the message it waits on, once, and rank 1's engine prints its view
-    (its app not in a call, next round 2). Rank 1's process stopped for 2 s reports its
+    (its app not in a call, next round 2); rounds that wait for every member send no
+    activations, and the report says so. Rank 1's process stopped for 2 s reports its
     engine loop's pause. Nothing else is reported: the other rounds are short."""
     run = mpi("hold_report.py", 2, timeout=90, env={"WAGMA_HOLD_REPORT_S": "1"})
     assert run.results[0]["waits"][2] > 2.0, run.results[0]
@@ -127,7 +128,7 @@ def test_a_held_call_is_reported_with_what_it_waits_on(mpi):
     # can come a few tenths late, so the printed wait is bounded, not matched exactly.
     held = re.search(r"\[horovod_wagma rank 0\] hold: the application has waited "
                      r"(\d+\.\d) s in group round 2 of stream 'held' \(members \[0, 1\]; "
-                     r"joined by the app", err)
+                     r"joined by the app, activations sent: no\)", err)
     assert held, err[-3000:]
     assert 1.0 <= float(held.group(1)) < 1.9, held.group(0)
     assert "waits on: receive from rank 1" in err, err[-3000:]

@@ -280,6 +280,9 @@ def test_fusion_plan_buckets():
     assert FusionPlan(groups=10).buckets(v) == [[x] for x in v]
     a, b, c = torch.zeros(1), torch.zeros(1), torch.zeros(1)
     assert FusionPlan([[c, a], []]).buckets([a, b, c]) == [[c, a], [b]]
+    # api.md: every parameter not listed is a bucket of its own.
+    d = torch.zeros(1)
+    assert FusionPlan([[b]]).buckets([a, b, c, d]) == [[b], [a], [c], [d]]
     with pytest.raises(ValueError, match="groups"):
         FusionPlan(-1)
 

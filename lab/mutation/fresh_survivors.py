@@ -7,6 +7,7 @@ import fresh_batch2
 import fresh_batch3
 import fresh_batch4
 import fresh_batch5
+import fresh_batch6
 
 CLOSED_BY = {
     "fresh-shape-mismatch-values-swapped":
@@ -58,10 +59,14 @@ CLOSED_BY = {
         ["tests/test_faults.py::test_stuck_rank_is_reported_and_times_out"],
     "fresh5-keras-metric-average-in-half":
         ["tests/test_keras.py::test_fit_graph_mode_with_callbacks"],
+    "fresh6-hold-report-activations-sent-inverted":
+        ["tests/test_faults.py::test_a_held_call_is_reported_with_what_it_waits_on"],
+    "fresh6-fusion-unlisted-parameters-share-a-bucket":
+        ["tests/test_optimizer_core.py::test_fusion_plan_buckets"],
 }
 
 MUTANTS = [dict(m, tests=CLOSED_BY[m["id"]])
            for m in fresh_batch.MUTANTS + fresh_batch2.MUTANTS + fresh_batch3.MUTANTS
-           + fresh_batch4.MUTANTS + fresh_batch5.MUTANTS
+           + fresh_batch4.MUTANTS + fresh_batch5.MUTANTS + fresh_batch6.MUTANTS
            if m["id"] in CLOSED_BY]
 assert len(MUTANTS) == len(CLOSED_BY), sorted(set(CLOSED_BY) - {m["id"] for m in MUTANTS})
