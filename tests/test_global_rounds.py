@@ -161,6 +161,11 @@ def test_a_rank_whose_app_stops_is_named_and_not_waited_for(mpi):
     # Its app last entered round 4: its engine's value counted up to round 4 + m, and
     # was left out of the later rounds it joined (every global one among them).
     assert stopped["rounds_left_out"] >= 5, stopped
+    # faults.md: contribution_age_mean is over the values that entered the average
+    # (the histogram's), not over every passive join, left-out ones included.
+    ages = {int(a): n for a, n in stopped["contribution_age_histogram"].items()}
+    assert ages and stopped["contribution_age_mean"] == pytest.approx(
+        sum(a * n for a, n in ages.items()) / sum(ages.values())), stopped
     away = re.search(r"the application of rank 2 has not called stream 'w' for (\d+) s",
                      run.stderr)
     assert away, run.stderr[-3000:]

@@ -63,6 +63,8 @@ CLOSED_BY = {
         ["tests/test_faults.py::test_a_held_call_is_reported_with_what_it_waits_on"],
     "fresh6-fusion-unlisted-parameters-share-a-bucket":
         ["tests/test_optimizer_core.py::test_fusion_plan_buckets"],
+    "fresh6-contribution-age-mean-over-all-passive-joins":
+        ["tests/test_global_rounds.py::test_a_rank_whose_app_stops_is_named_and_not_waited_for"],
 }
 
 MUTANTS = [dict(m, tests=CLOSED_BY[m["id"]])
