@@ -18,16 +18,28 @@ pytestmark = pytest.mark.ranks
 
 def _check_early_exit(run, leaver):
     assert run.results[leaver]["left_after"] == 6
+    last_rounds, needed = set(), set()
     for r in set(range(4)) - {leaver}:
         res = run.results[r]
         assert res["error"] is not None, f"rank {r} never noticed rank {leaver} leaving"
         assert f"rank {leaver}" in res["error"] and "join()" in res["error"], res["error"]
         assert res["failed_round"] <= 9  # round 9 is global: it needs the leaver
         assert res["seconds"] < 15, res
+        named = re.search(r"its engine shut down after round (\d+) of stream 'w', and "
+                          r"round (\d+) needs it", res["error"])
+        assert named, res["error"]
+        last_rounds.add(int(named.group(1)))
+        needed.add(int(named.group(2)))
         late = res["new_stream"]
         assert late["error"] is not None and f"rank {leaver} left" in late["error"], late
         assert "'late'" in late["error"] and late["seconds"] < 15, late
     assert "gave up" not in run.stderr
+    # faults.md: the error names the last round the leaver's engine served (its app's
+    # round 6, or a round or two its engine joined passively after), the same on every
+    # rank; the leaver's partner in the next round fails in exactly that round, so the
+    # earliest round that "needs it" is the one after the named last.
+    assert len(last_rounds) == 1 and min(last_rounds) >= 6, (last_rounds, needed)
+    assert min(needed) == min(last_rounds) + 1, (last_rounds, needed)
 
 
 @pytest.mark.extended_when(framework="tensorflow")

@@ -109,6 +109,26 @@ def test_wait_avoiding_global_rounds_fit_with_straggler_and_join(launch):
         assert res["age_max"] <= 4
         if rank != 2:
             assert res["own_steps"] == 16
+    # api.md: WagmaStatsCallback logs the epoch's own passive joins and their mean
+    # staleness, and the engine's running maximum. Its reads lie between the engine's
+    # counters read just before and just after it (a callback on each side); earlier
+    # scenarios and epoch 0 counted again would overshoot the epoch's upper bound.
+    for rank, res in results.items():
+        logged, before, after = res["logged_stats"], res["before"], res["after"]
+        for e, joins in enumerate(logged["wagma_passive_joins"]):
+            fewest = before["end"][e]["passive_joins"] - after["begin"][e]["passive_joins"]
+            most = after["end"][e]["passive_joins"] - before["begin"][e]["passive_joins"]
+            assert fewest <= joins <= most, (rank, e, logged, before, after)
+            assert before["end"][e]["staleness_max"] <= logged["wagma_max_staleness"][e] \
+                <= after["end"][e]["staleness_max"], (rank, e, logged, before, after)
+            if fewest == most:  # no join during the reads: the mean is the epoch's
+                total = (after["end"][e]["staleness_sum"]
+                         - before["begin"][e]["staleness_sum"])
+                assert logged["wagma_mean_staleness"][e] == pytest.approx(
+                    total / max(1, joins)), (rank, e, logged, before, after)
+    # The straggler's engine joined rounds for its busy app: the bounds are not
+    # vacuous there.
+    assert sum(slow["logged_stats"]["wagma_passive_joins"]) > 0, slow
 
 
 def test_on_sync_state_and_drift_correction_remove_a_non_iid_bias(launch):

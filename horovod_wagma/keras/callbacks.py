@@ -103,9 +103,10 @@ class LearningRateWarmupCallback(_ScheduleOnModelBackend,
 class WagmaStatsCallback(tf.keras.callbacks.Callback):
     """Adds this rank's per-epoch WAGMA statistics to the logs:
     ``wagma_rounds``, ``wagma_passive_joins`` (rounds this rank's engine joined for a
-    busy app), ``wagma_mean_staleness``/``wagma_max_staleness`` (rounds by which a
-    passively contributed model lagged) and ``wagma_wait_s`` (time calls spent between
-    enqueue and completion)."""
+    busy app), ``wagma_mean_staleness`` (rounds by which the epoch's passively
+    contributed models lagged, on average) and ``wagma_wait_s`` (time calls spent
+    between enqueue and completion); ``wagma_max_staleness`` is the largest lag since
+    the engine started (the engine keeps a running maximum, not one per epoch)."""
 
     def on_epoch_begin(self, epoch, logs=None):
         self._start = engine_lib.stats()

@@ -65,6 +65,12 @@ CLOSED_BY = {
         ["tests/test_optimizer_core.py::test_fusion_plan_buckets"],
     "fresh6-contribution-age-mean-over-all-passive-joins":
         ["tests/test_global_rounds.py::test_a_rank_whose_app_stops_is_named_and_not_waited_for"],
+    "fresh6-away-report-names-next-round":
+        ["tests/test_global_rounds.py::test_a_rank_whose_app_stops_is_named_and_not_waited_for"],
+    "fresh6-early-exit-names-round-after-its-last":
+        ["tests/test_faults.py::test_early_exit_is_announced -k torch"],
+    "fresh6-keras-stats-passive-joins-cumulative":
+        ["tests/test_keras.py::test_wait_avoiding_global_rounds_fit_with_straggler_and_join"],
 }
 
 MUTANTS = [dict(m, tests=CLOSED_BY[m["id"]])

@@ -85,6 +85,30 @@ class EngineWaitPerEpoch(tf.keras.callbacks.Callback):
         self.wait_s.append((engine_lib.stats()["call_wait_us"] - self._start) / 1e6)
 
 
+class EngineStaleness(tf.keras.callbacks.Callback):
+    """The engine's passive-join counters (stats()'s passive_joins, staleness_sum and
+    staleness_max, every stream) at each epoch's begin and end. One instance before
+    WagmaStatsCallback in the list and one after bracket what that callback reads:
+    before.begin <= its begin <= after.begin, before.end <= its end <= after.end."""
+
+    KEYS = ("passive_joins", "staleness_sum", "staleness_max")
+
+    def __init__(self):
+        super().__init__()
+        self.begin, self.end = [], []
+
+    def _read(self):
+        from horovod_wagma.common import engine_lib
+        now = engine_lib.stats()
+        return {k: now[k] for k in self.KEYS}
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.begin.append(self._read())
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.end.append(self._read())
+
+
 class OwnMetrics(tf.keras.callbacks.Callback):
     """Before MetricAverageCallback in the list: this rank's own epoch-end loss and
     accuracy, before they are averaged in place."""
@@ -219,7 +243,13 @@ def wa_fit_straggler():
 
     model.compile(optimizer=opt,
                   loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-    model.fit(x, y, batch_size=32, epochs=2, verbose=0, callbacks=[Compute()])
+    before, after = EngineStaleness(), EngineStaleness()
+    history = model.fit(x, y, batch_size=32, epochs=2, verbose=0, callbacks=[
+        Compute(), before, hvd.callbacks.WagmaStatsCallback(), after])
+    out["logged_stats"] = {k: history.history[k] for k in (
+        "wagma_passive_joins", "wagma_mean_staleness", "wagma_max_staleness")}
+    out["before"] = {"begin": before.begin, "end": before.end}
+    out["after"] = {"begin": after.begin, "end": after.end}
     out["own_steps"] = opt.wagma_status().steps
     out["last"] = opt.join()
     opt.sync(model.variables)
