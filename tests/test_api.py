@@ -1,5 +1,7 @@
 """API: several streams in different orders per rank, in-place, non-contiguous, poll,
 and the re-export of horovod.torch."""
+import re
+
 import pytest
 
 pytestmark = pytest.mark.ranks
@@ -64,6 +66,12 @@ def test_op_on_disjoint_process_sets(mpi):
     assert all("process set mismatch" in (mismatch[r] or "") for r in (3, 4, 5)), mismatch
     low = [mismatch[r] for r in (0, 1, 2)]
     assert low == [None] * 3 or all("process set mismatch" in (e or "") for e in low), mismatch
+    # Each rank named with its own set (every set holds the ranks that called over it).
+    for r, e in mismatch.items():
+        named = re.findall(r"rank (\d+) has process set \[([^\]]*)\]", e or "")
+        assert e is None or len(named) == 2, (r, e)
+        for who, members in named:
+            assert int(who) in [int(m) for m in members.split(",")], (r, e)
     for rank, res in run.results.items():
         assert res["max_err"] < 1e-12, (rank, res)
         # global_rounds="wait_avoiding" over a process set: global = the set's ranks.

@@ -500,6 +500,27 @@ TF_CHILD = """
                    [hvd.callbacks.LearningRateScheduleCallback(0.1, 0.5, start_epoch=1)], 2,
                    average_optimizer_state="never")
 
+    @section("op_knobs")
+    def _():
+        # What the TF op hands its kernel: a recorder stands in for the op library.
+        from horovod_wagma.tensorflow import ops
+        seen = []
+
+        class Recorder:
+            def wagma_group_allreduce(self, tensor, **kw):
+                seen.append({k: v if isinstance(v, (int, float, bool, str)) else repr(v)
+                             for k, v in kw.items()})
+                return tensor, tf.constant(0, tf.int64)
+        real, ops._op_lib = ops._op_lib, Recorder()
+        try:
+            ops.group_allreduce(tf.ones(2), name="knobs", sync_period=10, max_staleness=3,
+                                global_rounds="wait_avoiding")
+            ops.group_allreduce(tf.ones(2), name="knobs.waiting", wait_avoiding=False)
+        finally:
+            ops._op_lib = real
+        return {"kernel": seen,
+                "metric_callback": signature(hvd.callbacks.MetricAverageCallback)}
+
     @section("sequence_drop_last")
     def _():
         # 11 samples over 2 ranks: drop_last truncates to 10, else pads to 12.
@@ -587,6 +608,21 @@ def test_tf_group_allreduce_async_inside_tf_function_is_a_wagma_error(tf_child):
     assert res["polled_after"] == [True, [1.0, 2.0]], res["polled_after"]
     name, is_wagma_error, text = res["raised"]
     assert is_wagma_error and "eager mode only" in text, res["raised"]
+
+
+@pytest.mark.tf
+def test_tf_op_hands_its_knobs_to_the_kernel(tf_child):
+    """api.md: the TensorFlow group_allreduce takes the PyTorch op's arguments: each
+    given knob reaches the kernel as given (max_staleness 3, not sync_period's 10;
+    wait_avoiding False). And MetricAverageCallback's stream is "wagma.keras_metrics"
+    unless named."""
+    res = ok(tf_child["op_knobs"])
+    wa, waiting = res["kernel"]
+    assert wa["stream_name"] == "knobs" and wa["sync_period"] == 10, wa
+    assert wa["max_staleness"] == 3 and wa["wait_avoiding"] is True, wa
+    assert waiting["stream_name"] == "knobs.waiting" and waiting["wait_avoiding"] is False, \
+        waiting
+    assert ["name", "'wagma.keras_metrics'"] in res["metric_callback"], res
 
 
 @pytest.mark.tf

@@ -30,6 +30,10 @@ def test_mismatches_and_invalid_knobs(framework):
         assert shape["seconds"] < 10
         assert "dtype" in res["dtype"]["error"] and "float32" in res["dtype"]["error"] \
             and "float64" in res["dtype"]["error"]
+        # ... each rank with its own dtype (rank 0 float32, the others float64).
+        named = re.findall(r"rank (\d+) has dtype (\w+)", res["dtype"]["error"])
+        assert len(named) == 2 and all(d == ("float32" if r == "0" else "float64")
+                                       for r, d in named), res["dtype"]["error"]
         assert "group_size" in res["knob"]["error"]
         assert "shape" in res["again"]["error"]
         # Knobs that differ between ranks: round 0 names the knob and both values.

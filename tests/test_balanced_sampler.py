@@ -291,9 +291,10 @@ def test_lbbsp_gives_a_rank_measured_very_slow_at_least_one_sample_a_step():
     each step, so its floor is at least one sample, even with min_share=0; the default
     min_share keeps a quarter of the mean batch (2 of 8)."""
     from horovod_wagma.torch import BalancedBatchSampler
-    for min_share, floor in ((0.0, 1), (0.25, 2)):
+    for min_share, floor in ((0.0, 1), (0.25, 2), (None, 2)):  # None: the default
+        knobs = {} if min_share is None else dict(min_share=min_share)
         sampler = BalancedBatchSampler(range(4000), batch_size=8, num_replicas=4, rank=0,
-                                       min_share=min_share)
+                                       **knobs)
         _gathered(sampler, VERY_SLOW)
         sampler.set_epoch(1)
         assert sampler.batch_sizes[0] == floor and sum(sampler.batch_sizes) == 32, \
@@ -342,12 +343,15 @@ def test_keras_balanced_sequence_passes_its_dead_band_to_the_shares():
 @pytest.mark.tf
 def test_keras_balanced_sequence_keeps_the_floor_for_a_rank_measured_very_slow():
     """BalancedSequence, the Keras twin, under the same extreme ratio: 250 of 1000
-    samples (min_share 0.25), 0 with min_share=0 (TensorFlow in a child process)."""
+    samples (min_share 0.25, the default), 0 with min_share=0 (TensorFlow in a child
+    process)."""
     lines = _keras_sequence_child("""
-        for share in (0.25, 0.0):
-            seq = BalancedSequence(x, None, 10, num_replicas=4, rank=0, min_share=share)
+        for share in (0.25, 0.0, None):
+            knobs = {} if share is None else dict(min_share=share)
+            seq = BalancedSequence(x, None, 10, num_replicas=4, rank=0, **knobs)
             _gathered(seq, VERY_SLOW)
             seq.on_epoch_end()
             print(share, seq.shares[0], sum(seq.shares), len(seq.indices))
         """)
     assert "0.25 250 4000 250" in lines and "0.0 0 4000 0" in lines, lines
+    assert "None 250 4000 250" in lines, lines  # the default floor is 0.25

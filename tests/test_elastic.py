@@ -8,6 +8,7 @@ the ranks of "127.0.0.1" loses that host.
 """
 import glob
 import os
+import re
 import signal
 import time
 
@@ -125,6 +126,12 @@ def test_a_stopped_host_is_found_by_liveness_probes(tmp_path):
     assert "fenced" not in out, out[-5000:]
     assert "[horovod_wagma rank 1] ranks [0] gave their own verdicts first" in out, \
         out[-5000:]
+    # faults.md: the loss by silence says when the peer was last heard from, at least
+    # the liveness window (5 s) ago.
+    heard = [float(h) for h in re.findall(
+        r"was lost: no answer to liveness probes \(stopped, dead or unreachable\) "
+        r"\(last heard (\d+\.\d) s ago\)", out)]
+    assert heard and min(heard) >= liveness_s - 1, out[-5000:]
     logs = job.logs()
     resets = {}
     for who in survivors:
@@ -161,6 +168,9 @@ def test_a_minority_left_alone_is_fenced(tmp_path):
     assert job.proc.returncode != 0, out[-4000:]
     assert "WagmaFenced: " in out and "fenced: ranks" in out, out[-4000:]
     assert "1 of 4 ranks remain on this side, not a majority" in out, out[-4000:]
+    # ... naming every lost rank, in order.
+    assert f"fenced: ranks {', '.join(map(str, sorted(ranks)))} were lost" in out, \
+        (ranks, out[-4000:])
     (survivor,) = [who for who in job.logs() if who not in victims]
     records = job.logs()[survivor]
     assert not [r for r in steps_of(records) if r["size"] < 4], "trained alone"

@@ -113,8 +113,32 @@ def test_stuck_rank_is_reported_and_times_out():
         # unanswered, so the error names it as not responding, and only it.
         assert "ranks not responding: [2] (no answer" in res[r]["error"], res[r]["error"]
         assert 6.5 < res[r]["seconds"] < 22, res[r]
-    # Rank 0, the inspector, printed which rank the global round is missing.
-    assert "stall: global round 4 of stream 'w'" in err, err[-3000:]
+        # The wait printed is the round's whole wait, past the timeout (7 s), and the
+        # silence is the probed rank's since the probe (a third of 2 s in), not the
+        # 1 s grace after which it counts as silent.
+        waited = re.search(r"stalled: waited (\d+\.\d) s \(WAGMA_STALL_TIMEOUT_S=7\)",
+                           res[r]["error"])
+        assert waited and float(waited.group(1)) >= 7.0, res[r]["error"]
+        silent = re.search(r"no answer to a liveness probe for (\d+\.\d) s", res[r]["error"])
+        assert silent and float(silent.group(1)) >= 2.0, res[r]["error"]
+        # The note is the inspector's, rank 0 (the first member of a global round).
+        assert "(stall report of rank 0)" in res[r]["error"], res[r]["error"]
+        # stats()'s `errors` counts the round that ended in the error.
+        assert res[r]["errors"] == 1, res[r]
+        # A new stream's round 0 waits for the stopped rank's registration: it fails
+        # after the timeout, naming the rank and the ranks that did register.
+        assert res[r]["late_error"] is not None and \
+            "stalled: round 0 of stream 'late' has waited for ranks [2] to call it " \
+            "(registered: [0, 1]) longer than WAGMA_STALL_TIMEOUT_S" in res[r]["late_error"], res[r]
+        assert res[r]["late_seconds"] < 12, res[r]  # 7 s, not the 2 s warning's multiple
+    # Rank 0, the inspector, printed which rank the global round is missing, and which
+    # ranks wait in it.
+    assert "[horovod_wagma rank 0] stall: global round 4 of stream 'w'" in err, err[-3000:]
+    assert "; waiting: [0, 1]" in err, err[-3000:]
+    # Each warning prints the round's wait so far: repeated warnings count up.
+    printed = [int(w) for w in re.findall(
+        r"stall: global round 4 of stream 'w' has waited (\d+) s", err)]
+    assert printed == sorted(printed) and printed[-1] > printed[0], printed
     # The warning repeats while the stall lasts: every WAGMA_STALL_WARNING_S (2 s) from
     # the first report (about 0.5 s into the wait), so at about 2.5, 4.5 and 6.5 s
     # before the 7 s timeout.
@@ -147,6 +171,14 @@ def test_a_held_call_is_reported_with_what_it_waits_on(mpi):
     assert "[horovod_wagma rank 1] hold: rank 0 waits in round 2 of stream 'held'; " \
         "here: " in err, err[-3000:]
     assert "its app is not in a call (next round 2)" in err, err[-3000:]
+    # Rank 1's app last called the stream at round 1, a second or so before rank 0's
+    # report asked (its app sleeps 2.5 s there).
+    called = re.search(r"its app is not in a call \(next round 2\), last called the "
+                       r"stream (\d+\.\d) s ago", err)
+    assert called and 0.5 <= float(called.group(1)) < 2.5, err[-3000:]
+    # Rounds 0 and 1 completed before: nothing earlier is in flight, and the held round
+    # is not listed as its own predecessor.
+    assert "earlier rounds of the stream in flight here: none" in err, err[-3000:]
     assert "[horovod_wagma rank 1] hold: this engine's loop did not run for 2." in err, \
         err[-3000:]
     assert err.count("hold: the application has waited") == 1
@@ -176,6 +208,14 @@ def test_a_joined_rank_serves_a_round_whose_activations_were_lost(mpi):
         run.stderr[-3000:]
     assert "join() here: not called, ranks heard to have called it: [0]" in run.stderr, \
         run.stderr[-3000:]
+    # The joining line names the member whose query it answered, not itself; and no
+    # join has ended yet (rank 0's is in progress): "joins ended: 0" on both sides.
+    assert re.search(r"\[horovod_wagma rank 0\] hold: .*rank [123] waits in it: joining it "
+                     r"now", run.stderr), run.stderr[-3000:]
+    assert "ranks heard to have called it: [0], joins ended: 0" in run.stderr, \
+        run.stderr[-3000:]
+    assert "join() here: called, ranks heard to have called it: none, joins ended: 0" in \
+        run.stderr, run.stderr[-3000:]
 
 
 def test_hold_report_zero_reports_nothing(mpi):
@@ -235,4 +275,7 @@ def test_midrun_mismatch_fails_every_rank(framework):
         knob = res["knob"]
         assert knob["error"] is not None and "rank 2" in knob["error"], knob
         assert "sync_period" in knob["error"]
+        # The round named is the one the changed call entered: rank 2's third call
+        # (rounds 0 and 1 went before with the old knob).
+        assert "rank 2 called round 2 of stream 'mismatch.knob'" in knob["error"], knob
         assert res["good"]["error"] is None

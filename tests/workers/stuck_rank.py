@@ -1,5 +1,6 @@
 """A stuck rank (SIGSTOP): the inspector (rank 0) names it after
-WAGMA_STALL_WARNING_S, and with WAGMA_STALL_TIMEOUT_S the waiting ranks raise.
+WAGMA_STALL_WARNING_S, and with WAGMA_STALL_TIMEOUT_S the waiting ranks raise; then a
+new stream's round 0, which the stopped rank cannot register, times out the same way.
 The stopped rank writes its pid; the test resumes it once the others are done."""
 import os
 import signal
@@ -29,4 +30,15 @@ else:
         error = None
     except Exception as e:  # noqa: BLE001
         error = f"{type(e).__name__}: {e}"
-    emit(rank, error=error, seconds=time.monotonic() - t0)
+    seconds = time.monotonic() - t0
+    errors = hvd.stats("w")["errors"]
+    # A new stream while the stuck rank is still stopped: its round 0 can never be
+    # validated, and WAGMA_STALL_TIMEOUT_S ends that wait too.
+    t0 = time.monotonic()
+    try:
+        hvd.group_allreduce(x, name="late")
+        late_error = None
+    except Exception as e:  # noqa: BLE001
+        late_error = f"{type(e).__name__}: {e}"
+    emit(rank, error=error, seconds=seconds, errors=errors, late_error=late_error,
+         late_seconds=time.monotonic() - t0)

@@ -73,6 +73,11 @@ void TestDefaults() {
     CHECK(s.liveness_s == 10.0);
     CHECK(s.loss_settle_ms == 1500.0);
     CHECK(!s.elastic);
+    // api.md's table: cut cross-node messages into 64512-byte pieces, up to 4 MiB,
+    // remote peers only.
+    CHECK_EQ(s.fragments.fragment_bytes, 64512u);
+    CHECK_EQ(s.fragments.up_to_bytes, 4u << 20);
+    CHECK(s.fragments.scope == "remote" && !s.fragments.cut_local);
   }
   // StallSettings read on their own (the inspector's) agree.
   const wagma::StallSettings stalls = wagma::StallSettings::FromEnv();

@@ -175,6 +175,14 @@ Algorithm Run(int g, size_t count, const ReductionThresholds& thresholds, int* s
       }
     }
   }
+  // stats()'s bytes_sent counts a round's reduction payload: each member's
+  // BytesSent() is what it put on the wire, every step and every peer.
+  for (int j = 0; j < g; ++j) {
+    size_t wire = 0;
+    for (const auto& step : transports[j]->trace.steps)
+      for (size_t sent : step) wire += sent;
+    CHECK_EQ(static_cast<size_t>(reductions[j]->BytesSent()), wire);
+  }
   return direct ? Algorithm::kDirect : Algorithm::kScatterAllgather;
 }
 
