@@ -81,15 +81,6 @@ MUTANTS = [
          bug="faults.md:45-48 (F11): the warning says how long the round 'has waited' and "
              "repeats while the stall lasts; every repeat now prints WAGMA_STALL_WARNING_S "
              "(2 s, 2 s, 2 s, not about 2, 4, 6 s); the test counts the warnings only"),
-    dict(id="detail2-registration-timeout-waits-for-the-warning", file=FAULTS_CC,
-         edits=[("    if (cfg.timeout_s > 0 && p.waited_s > cfg.timeout_s) {",
-                 "    if (cfg.timeout_s > 0 && p.waited_s > std::max(cfg.timeout_s, cfg.warning_s)) {")],
-         tests=[STUCK],
-         bug="faults.md:48-50 (F12, F13): round-0 registrations are inspected the same way, "
-             "so with WAGMA_STALL_TIMEOUT_S a registration that waits that long is rejected "
-             "('stalled: round 0 of stream ... longer than WAGMA_STALL_TIMEOUT_S'); it now "
-             "waits WAGMA_STALL_WARNING_S (default 60) instead; no test sets a timeout "
-             "over a late registration"),
     dict(id="detail2-stall-warning-waiting-lists-missing", file=FAULTS_CC,
          edits=[("                 RankList(waiting).c_str(),",
                  "                 RankList(missing).c_str(),")],
