@@ -168,9 +168,12 @@ def test_a_minority_left_alone_is_fenced(tmp_path):
     assert job.proc.returncode != 0, out[-4000:]
     assert "WagmaFenced: " in out and "fenced: ranks" in out, out[-4000:]
     assert "1 of 4 ranks remain on this side, not a majority" in out, out[-4000:]
-    # ... naming every lost rank, in order.
-    assert f"fenced: ranks {', '.join(map(str, sorted(ranks)))} were lost" in out, \
-        (ranks, out[-4000:])
+    # ... naming every lost rank, in order: the engine's verdict, or the check when
+    # Horovod re-forms the job (whichever comes first: the app may sit in a Horovod
+    # collective when the ranks die).
+    named = ", ".join(map(str, sorted(ranks)))
+    assert re.search(rf"fenced: ranks {named} (of the previous member set )?were lost", out), \
+        (ranks, [line for line in out.splitlines() if "fenced" in line])
     (survivor,) = [who for who in job.logs() if who not in victims]
     records = job.logs()[survivor]
     assert not [r for r in steps_of(records) if r["size"] < 4], "trained alone"

@@ -54,7 +54,7 @@ MUTANTS = [
     dict(id="detail2-tf-op-max-staleness-is-sync-period", file="horovod_wagma/tensorflow/ops.py",
          edits=[("global_rounds=global_rounds, max_staleness=max_staleness, members=members)",
                  "global_rounds=global_rounds, max_staleness=sync_period, members=members)")],
-         tests=["tests/test_api_surface.py"],
+         tests=["tests/test_api_surface.py::test_tf_op_hands_its_knobs_to_the_kernel"],
          bug="api.md:101 (A30): the TensorFlow op takes the PyTorch op's arguments; its "
              "max_staleness never reaches the kernel (sync_period is sent), so an explicit "
              "bound, and the Keras optimizer's state/drift streams' (sync_period=1), are "
@@ -209,7 +209,7 @@ MUTANTS = [
     dict(id="detail2-metric-callback-default-name", file="horovod_wagma/keras/callbacks.py",
          edits=[('def __init__(self, name="wagma.keras_metrics"):',
                  'def __init__(self, name="wagma.keras_metric"):')],
-         tests=[KERAS_FIT],
+         tests=["tests/test_api_surface.py::test_tf_op_hands_its_knobs_to_the_kernel"],
          bug="api.md:350 (A93): MetricAverageCallback(name=\"wagma.keras_metrics\"), the "
              "prefix of its streams; the default is now 'wagma.keras_metric' (no test "
              "reads the name or the stream)"),

@@ -601,5 +601,7 @@ from detail_api2 import MUTANTS as _API2  # noqa: E402
 from detail_faults import MUTANTS as _FAULTS  # noqa: E402
 from detail_readme_elastic import MUTANTS as _README_ELASTIC  # noqa: E402
 from detail_semantics import MUTANTS as _SEMANTICS  # noqa: E402
+# The second detail pass (2026-12-03): values inside reports, counters and defaults.
+from detail_pass2 import MUTANTS as _PASS2  # noqa: E402
 
-MUTANTS += _API1 + _API2 + _FAULTS + _README_ELASTIC + _SEMANTICS
+MUTANTS += _API1 + _API2 + _FAULTS + _README_ELASTIC + _SEMANTICS + _PASS2
