@@ -521,6 +521,30 @@ TF_CHILD = """
         return {"kernel": seen,
                 "metric_callback": signature(hvd.callbacks.MetricAverageCallback)}
 
+    @section("keras_elastic_verdicts")
+    def _():
+        # What horovod_wagma.keras.elastic.run raises for the op's engine errors: the
+        # engine's verdicts become WAGMA's exceptions, other op errors stay TF's. Horovod's
+        # run (which needs an elastic driver) is replaced by the bare function.
+        import horovod_wagma.keras.elastic as kelastic
+        real, kelastic._hvd_tf_elastic.run = kelastic._hvd_tf_elastic.run, lambda f: f
+        raised = {}
+        try:
+            for key, text in (("lost", "membership changed: rank 1 was lost (...); 3 of 4 "
+                                       "ranks remain"),
+                              ("fenced", "fenced: ranks 2, 3 were lost (...); 2 of 4 ranks "
+                                         "remain on this side, not a majority"),
+                              ("other", "stalled: waited 3.0 s")):
+                def body(state, text=text):
+                    raise tf.errors.AbortedError(None, None, text)
+                try:
+                    kelastic.run(body)(None)
+                except Exception as e:  # noqa: BLE001
+                    raised[key] = [type(e).__name__, [c.__name__ for c in type(e).__mro__]]
+        finally:
+            kelastic._hvd_tf_elastic.run = real
+        return raised
+
     @section("sequence_drop_last")
     def _():
         # 11 samples over 2 ranks: drop_last truncates to 10, else pads to 12.
@@ -623,6 +647,19 @@ def test_tf_op_hands_its_knobs_to_the_kernel(tf_child):
     assert waiting["stream_name"] == "knobs.waiting" and waiting["wait_avoiding"] is False, \
         waiting
     assert ["name", "'wagma.keras_metrics'"] in res["metric_callback"], res
+
+
+@pytest.mark.tf
+def test_keras_elastic_run_turns_engine_verdicts_into_wagma_errors(tf_child):
+    """elastic.md, README: under horovod_wagma.keras.elastic.run a lost member raises
+    WagmaMembershipChanged (a HorovodInternalError: Horovod resets), a fenced side
+    WagmaFenced (not one: the script ends), as in PyTorch; other op errors stay
+    TensorFlow's."""
+    res = ok(tf_child["keras_elastic_verdicts"])
+    assert res["lost"][0] == "WagmaMembershipChanged" and \
+        "HorovodInternalError" in res["lost"][1], res
+    assert res["fenced"][0] == "WagmaFenced" and "HorovodInternalError" not in res["fenced"][1], res
+    assert res["other"][0] == "AbortedError", res
 
 
 @pytest.mark.tf

@@ -127,7 +127,9 @@ void Engine::CheckLostPeers() {
       const auto now = std::chrono::steady_clock::now();
       for (int peer : LivePeerCandidates()) {
         const double silent = stalls_->SinceHeard(peer, now);
-        if (lost_members_.count(peer) || silent < settings_.liveness_s / 2) continue;
+        if (lost_members_.count(peer) || !BehindTheSameCut(silent, settings_.liveness_s)) {
+          continue;
+        }
         char how[128];
         std::snprintf(how, sizeof(how),
                       "silent for %.1f s when the verdict on the others came (the same cut)",

@@ -9,7 +9,8 @@
 // of two exact halves, one holds rank 0). A crash that leaves half or fewer, without
 // rank 0, also fences the survivors: from inside, a crash and a cut look the same.
 // horovod_wagma/common/membership.py applies the same rule when Horovod re-forms the
-// job (may_go_on), for survivors that reached the reset another way.
+// job (may_go_on), for survivors that reached the reset another way. BehindTheSameCut
+// is which silent peers a verdict counts with the losses.
 #pragma once
 
 #include <set>
@@ -20,6 +21,14 @@ inline bool MayGoOn(int size, const std::set<int>& lost) {
   const int remaining = size - static_cast<int>(lost.size());
   if (2 * remaining > size) return true;
   return 2 * remaining == size && lost.count(0) == 0;
+}
+
+// At the end of the settle window, a peer silent for half the liveness window is
+// behind the same cut as the losses already seen: counted with them, so that a side
+// judging on part of its losses still sees that it is a minority. Live peers are heard
+// every probe interval (1 s), far less than half of any liveness window worth setting.
+inline bool BehindTheSameCut(double silent_s, double liveness_s) {
+  return silent_s >= liveness_s / 2;
 }
 
 }  // namespace wagma

@@ -8,6 +8,7 @@ import fresh_batch3
 import fresh_batch4
 import fresh_batch5
 import fresh_batch6
+import fresh_batch7
 
 CLOSED_BY = {
     "fresh-shape-mismatch-values-swapped":
@@ -71,10 +72,28 @@ CLOSED_BY = {
         ["tests/test_faults.py::test_early_exit_is_announced -k torch"],
     "fresh6-keras-stats-passive-joins-cumulative":
         ["tests/test_keras.py::test_wait_avoiding_global_rounds_fit_with_straggler_and_join"],
+    "fresh7-long-name-length-is-the-shown-prefix":
+        ["tests/test_fuzz.py::test_long_names_in_engine_errors"],
+    "fresh7-fragment-up-to-sets-the-fragment-size": [],  # engine_settings_test.cc
+    "fresh7-away-report-counts-one-left-out-round":
+        ["tests/test_global_rounds.py::test_a_rank_whose_app_stops_is_named_and_not_waited_for"],
+    "fresh7-leaver-fails-the-round-it-served": [],  # peer_roster_test.cc
+    "fresh7-settle-window-needs-the-full-liveness-silence": [],  # majority_rule_test.cc
+    "fresh7-stats-errors-capped-at-one": [],  # engine_metrics_test.cc
+    "fresh7-keras-elastic-fenced-stays-a-tf-error":
+        ["tests/test_api_surface.py::test_keras_elastic_run_turns_engine_verdicts_into_wagma_errors"],
 }
 
-MUTANTS = [dict(m, tests=CLOSED_BY[m["id"]])
+# The same bug, planted where its rule lives now (the closure moved it into a unit).
+EDITS_NOW = {
+    "fresh7-settle-window-needs-the-full-liveness-silence": dict(
+        file="cpp_ops/engine/majority_rule.h",
+        edits=[("return silent_s >= liveness_s / 2;", "return silent_s >= liveness_s;")]),
+}
+
+MUTANTS = [dict(m, tests=CLOSED_BY[m["id"]], **EDITS_NOW.get(m["id"], {}))
            for m in fresh_batch.MUTANTS + fresh_batch2.MUTANTS + fresh_batch3.MUTANTS
            + fresh_batch4.MUTANTS + fresh_batch5.MUTANTS + fresh_batch6.MUTANTS
+           + fresh_batch7.MUTANTS
            if m["id"] in CLOSED_BY]
 assert len(MUTANTS) == len(CLOSED_BY), sorted(set(CLOSED_BY) - {m["id"] for m in MUTANTS})

@@ -650,14 +650,19 @@ for ch in ("a", "é", "漢", "😀"):
                 return hvd.group_allreduce(x, name=name)
 
             # (1) a round-0 mismatch (every rank must get the error)
-            r0 = capture(lambda: call(x_of((3 + rank,)), stem + ".r0"), names_two_shapes)
+            # ... the long name shortened, followed by its whole length in bytes.
+            full = f"({len((stem + '.r0').encode())} bytes)"
+            r0 = capture(lambda: call(x_of((3 + rank,)), stem + ".r0"),
+                         lambda m, full=full: names_two_shapes(m) and full in m)
             r0.update(case="round-0 mismatch", ch=ch, pad=pad, mode=mode)
             long_errors.append(r0)
             # (2) a change after round 0
             capture(lambda: call(x_of((3,)), stem + ".ch"))
             COMM.Barrier()
+            full = f"({len((stem + '.ch').encode())} bytes)"
             ch1 = capture(lambda: call(x_of((4,)), stem + ".ch"),
-                          lambda m: "shape" in m and "[3]" in m and "[4]" in m)
+                          lambda m, full=full: "shape" in m and "[3]" in m and "[4]" in m
+                          and full in m)
             ch1.update(case="change after round 0", ch=ch, pad=pad, mode=mode)
             long_errors.append(ch1)
 for e in long_errors:

@@ -2,7 +2,7 @@
 // (docs/faults.md, "Observability"): staleness_max is the largest staleness of the
 // passive joins, not the last one, per stream and overall; staleness_sum and
 // passive_joins count every join; hold_reports and loop_pauses count one per report;
-// activations_sent counts one per peer told.
+// activations_sent counts one per peer told; errors one per failed round.
 // Built and run by `make engine-unit-test` (and `make test`).
 #include <string>
 
@@ -64,11 +64,27 @@ void TestActivationsSentCountsOnePerPeerTold() {
   CHECK(Contains(json, "\"v\":{\"rounds\":0,\"global_rounds\":0,\"activations_sent\":2,"));
 }
 
+// errors counts every round of a stream that ended in an error, not whether one did:
+// a stream failed from round 4 with rounds 5 and 6 pending reports 3.
+void TestErrorsCountEveryFailedRound() {
+  EngineMetrics m;
+  m.RoundFailed("w", 4, "rank 2 left without join()");
+  m.RoundFailed("w", 5, "rank 2 left without join()");
+  m.RoundFailed("w", 6, "rank 2 left without join()");
+  m.RoundFailed("v", 1, "stalled");
+  const std::string json = m.Json(m.Snapshot());
+  const size_t w = json.find("\"w\":{"), v = json.find("\"v\":{");
+  CHECK(w != std::string::npos && v != std::string::npos);
+  CHECK(Contains(json.substr(w, json.find('}', w) - w), "\"errors\":3"));
+  CHECK(Contains(json.substr(v, json.find('}', v) - v), "\"errors\":1"));
+}
+
 }  // namespace
 
 int main() {
   TestStalenessMaxIsTheLargestNotTheLast();
   TestHoldReportsAndLoopPausesCountEachReport();
   TestActivationsSentCountsOnePerPeerTold();
+  TestErrorsCountEveryFailedRound();
   return Report("engine_metrics_test");
 }

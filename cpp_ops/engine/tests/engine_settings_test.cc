@@ -24,6 +24,8 @@ const char* const kVariables[] = {
     "WAGMA_HOLD_REPORT_S",             "HOROVOD_WAGMA_LOSS_SETTLE_MS",
     "HOROVOD_WAGMA_LIVENESS_S",        "HOROVOD_WAGMA_SMALL_BYTES",
     "HOROVOD_WAGMA_PAIR_SCATTER_BYTES", "HOROVOD_ELASTIC",
+    "HOROVOD_WAGMA_FRAGMENT_BYTES",    "HOROVOD_WAGMA_FRAGMENT_UP_TO_BYTES",
+    "HOROVOD_WAGMA_FRAGMENT_SCOPE",
 };
 
 void UnsetAll() {
@@ -97,6 +99,9 @@ void TestVariablesChangeThem() {
   setenv("WAGMA_HOLD_REPORT_S", "3", 1);
   setenv("HOROVOD_WAGMA_LIVENESS_S", "4", 1);
   setenv("HOROVOD_WAGMA_LOSS_SETTLE_MS", "250", 1);
+  setenv("HOROVOD_WAGMA_FRAGMENT_BYTES", "2048", 1);
+  setenv("HOROVOD_WAGMA_FRAGMENT_UP_TO_BYTES", "1048576", 1);
+  setenv("HOROVOD_WAGMA_FRAGMENT_SCOPE", "all", 1);
   const EngineSettings s = EngineSettings::FromEnv(false);
   CHECK(s.shutdown_timeout_s == 7.5);
   CHECK_EQ(s.thresholds.small_bytes, 1024);
@@ -109,6 +114,11 @@ void TestVariablesChangeThem() {
   CHECK(s.stalls.hold_report_s == 3.0);
   CHECK(s.liveness_s == 4.0);
   CHECK(s.loss_settle_ms == 250.0);
+  // The fragment size and the largest message cut are separate settings.
+  CHECK(s.fragments.error.empty());
+  CHECK_EQ(s.fragments.fragment_bytes, 2048u);
+  CHECK_EQ(s.fragments.up_to_bytes, 1048576u);
+  CHECK(s.fragments.scope == "all" && s.fragments.cut_local);
   UnsetAll();
 }
 

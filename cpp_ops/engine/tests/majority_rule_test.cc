@@ -33,10 +33,22 @@ void TestCases() {
   CHECK(!MayGoOn(1, {0}));
 }
 
+// faults.md: peers silent for half the liveness window by the end of the settle
+// window are counted with the losses; a peer heard from lately is not.
+void TestBehindTheSameCutIsHalfTheLivenessWindow() {
+  using wagma::BehindTheSameCut;
+  CHECK(BehindTheSameCut(5.0, 10.0));
+  CHECK(BehindTheSameCut(7.5, 10.0));
+  CHECK(!BehindTheSameCut(4.9, 10.0));
+  CHECK(!BehindTheSameCut(1.0, 10.0));  // a live peer, heard every probe interval
+  CHECK(BehindTheSameCut(2.5, 5.0) && !BehindTheSameCut(2.4, 5.0));
+}
+
 }  // namespace
 
 int main() {
   TestExactlyOneSideOfEverySplitGoesOn();
   TestCases();
+  TestBehindTheSameCutIsHalfTheLivenessWindow();
   return Report("majority_rule_test");
 }
