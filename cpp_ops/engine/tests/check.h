@@ -3,11 +3,17 @@
 // per file, so the counters are per binary.
 #pragma once
 #include <cstdio>
+#include <string>
 
 namespace {
 
 int failures = 0;
 int checks = 0;
+
+// Whether a message holds a phrase (reports and errors are checked by their words).
+inline bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 #define CHECK(cond)                                                                  \
   do {                                                                               \

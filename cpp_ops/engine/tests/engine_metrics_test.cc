@@ -13,10 +13,6 @@ namespace {
 
 using wagma::EngineMetrics;
 
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
 // The passive joins come with stalenesses 2, 5, 1 on "w" (the largest in the middle,
 // so neither the first nor the last is the max) and 3 on "v".
 void TestStalenessMaxIsTheLargestNotTheLast() {

@@ -14,10 +14,6 @@ namespace {
 
 using wagma::PeerRoster;
 
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
 void TestTheLastRoundServedCompletesTheNextFails() {
   PeerRoster roster;
   roster.MarkDeparted(3, {{1, 6}});
