@@ -1,5 +1,5 @@
-"""A joined rank whose activations never arrive (WAGMA_TEST_LOSE_ACTIVATIONS=1: each
-rank drops the first activation it sends to a rank that called join() in a round that
+"""A joined rank whose activations never arrive (WAGMA_TEST_LOSE_ACTIVATIONS=2: each
+rank drops the first two activations it sends to a rank that called join() in a round that
 activates nobody else), with WAGMA_HOLD_REPORT_S=0.5.
 
 4 ranks, groups of 2, sync_period=2, blocking global rounds: rank 0 runs rounds 0 and
@@ -23,6 +23,11 @@ knobs = dict(sync_period=2, global_rounds="blocking")
 x = torch.tensor([float(rank), 1.0 + 10.0 * rank], dtype=torch.float64)
 inputs, outputs, waits = [], [], []
 for k in range(2 if rank == 0 else 4):
+    if k == 2:
+        # Rank 0 calls join() right after round 1: its notice must be in before the
+        # others' rounds 2 and 3 activate it (else they activate a rank not yet joined,
+        # nothing is dropped, and the scenario tests nothing; seen in CI under load).
+        time.sleep(0.5)
     x = x + (k + 1) * (rank + 1)  # a local "update"
     inputs.append(x.tolist())
     t0 = time.monotonic()
