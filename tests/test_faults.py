@@ -191,10 +191,6 @@ def test_a_held_call_is_reported_with_what_it_waits_on(mpi):
     assert err.count("hold: the application has waited") == 1
 
 
-# Unstable: which round's activation to rank 0 is dropped depends on when rank 0's
-# join() notice arrives relative to the others' rounds 2 and 3; in CI of f68f817 (both
-# transports) and in 1 of 5 reruns here round 3 was not held. Under investigation.
-@pytest.mark.unstable
 def test_a_joined_rank_serves_a_round_whose_activations_were_lost(mpi):
     """A lost activation never holds a joined rank's blocking round for good
     (faults.md, hold report): with every activation to the joined rank 0 dropped
@@ -211,7 +207,11 @@ def test_a_joined_rank_serves_a_round_whose_activations_were_lost(mpi):
                 for i in range(2)]
     for r in (1, 2, 3):
         assert res[r]["outputs"][3] == expected, (r, res[r], final0)
-        assert 0.5 <= res[r]["waits"][3] < 10, res[r]["waits"]
+        assert res[r]["waits"][3] < 10, res[r]["waits"]
+    # The first of ranks 1-3 into round 3 waited for a hold query (rank 0 cannot join
+    # without an activation). Not every one: a rank that reaches round 3 after rank 0
+    # joined it finds every value there (in CI of f68f817 one waited 0.3 ms).
+    assert max(res[r]["waits"][3] for r in (1, 2, 3)) >= 0.5, res
     assert res[0]["joins_on_hold_query"] == 1, res[0]
     assert [res[r]["joins_on_hold_query"] for r in (1, 2, 3)] == [0, 0, 0], res
     assert "[horovod_wagma rank 0] hold: this rank called join() and serves every round, " \

@@ -101,8 +101,12 @@ def test_horovod_collectives_mid_run_finish(midrun, np_, pattern):
     # The ranks drifted apart by more than max_staleness rounds where the collectives
     # are sparse: the runs exercised the case that used to wait for an app. Ranks whose
     # apps waited in the allreduce while a lagging rank ran on held values old in
-    # rounds but ahead in steps: those counted.
-    kept = sum(sc["stream"]["rounds_kept_ahead"] for sc in scenarios["allreduce:60"].values())
+    # rounds but ahead in steps: those counted. Summed over both sparse scenarios:
+    # under random imbalance the drift before one allreduce is chance (CI of 4567c71,
+    # Gloo, 4 ranks: none kept ahead at allreduce:60, 34 at allreduce:25). The held
+    # rank's scenario below asserts the case deterministically.
+    kept = sum(sc["stream"]["rounds_kept_ahead"]
+               for name in ("allreduce:25", "allreduce:60") for sc in scenarios[name].values())
     assert kept > 0, {n: [sc["stream"]["rounds_kept_ahead"] for sc in r.values()]
                       for n, r in scenarios.items()}
     if pattern == "persistent":
