@@ -425,6 +425,7 @@ TF_CHILD = """
         return {"sgd_without_momentum": refused(sgd(momentum=0.0)),
                 "rmsprop": refused(tf.keras.optimizers.RMSprop(0.01)),
                 "accepted": [refused(o) for o in (sgd(0.9), tf.keras.optimizers.Adam(0.01),
+                                                  tf.keras.optimizers.AdamW(0.01),
                                                   tf.keras.optimizers.Nadam(0.01))]}
 
     @section("async_in_function")
@@ -644,8 +645,13 @@ def test_tf_op_hands_its_knobs_to_the_kernel(tf_child):
     wa, waiting = res["kernel"]
     assert wa["stream_name"] == "knobs" and wa["sync_period"] == 10, wa
     assert wa["max_staleness"] == 3 and wa["wait_avoiding"] is True, wa
+    assert wa["global_rounds"] == 1, wa  # config.GLOBAL_ROUNDS["wait_avoiding"]
     assert waiting["stream_name"] == "knobs.waiting" and waiting["wait_avoiding"] is False, \
         waiting
+    # init()'s defaults where the call gives none: tau 10, blocking global rounds (0),
+    # for which the engine gets max_staleness 0.
+    assert (waiting["sync_period"], waiting["global_rounds"], waiting["max_staleness"]) == \
+        (10, 0, 0), waiting
     assert ["name", "'wagma.keras_metrics'"] in res["metric_callback"], res
 
 
@@ -673,10 +679,11 @@ def test_keras_compression_other_than_none_or_fp16_is_a_value_error(tf_child):
 @pytest.mark.tf
 def test_keras_drift_correction_needs_a_first_moment(tf_child):
     """api.md: a given drift_correction needs a first moment: tf.keras SGD with
-    momentum > 0, or Adam, AdamW, Nadam; plain SGD (momentum 0) and other optimizers
-    are a ValueError naming what is missing."""
+    momentum > 0, or Adam, AdamW, Nadam (each accepted: tf_keras's AdamW and Nadam are
+    not Adam subclasses); plain SGD (momentum 0) and other optimizers are a ValueError
+    naming what is missing."""
     res = ok(tf_child["drift_moment"])
-    assert res["accepted"] == [None, None, None], res
+    assert res["accepted"] == [None, None, None, None], res  # SGD(0.9), Adam, AdamW, Nadam
     assert res["sgd_without_momentum"] and "momentum > 0" in res["sgd_without_momentum"], res
     assert res["rmsprop"] and "RMSprop" in res["rmsprop"] and "first moment" in \
         res["rmsprop"], res

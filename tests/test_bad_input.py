@@ -83,8 +83,12 @@ def test_init_rejects_invalid_knobs(kwargs):
         WagmaConfig(**kwargs)
 
 
-@pytest.mark.parametrize("mode", ["differ", pytest.param("malformed", marks=pytest.mark.extended)])
+@pytest.mark.parametrize("mode", ["differ", "differ_up_to",
+                                  pytest.param("malformed", marks=pytest.mark.extended)])
 def test_fragment_settings_must_match_on_every_rank(mpi, mode):
+    """api.md: HOROVOD_WAGMA_FRAGMENT_* (64512, 4 MiB, remote) must match across ranks.
+    Rank 0 sets one of them differently (the fragment size, or the largest message
+    cut): every rank's start fails, naming its own three values."""
     run = mpi("fragment_settings.py", 3, mode, timeout=120)
     assert sorted(run.results) == [0, 1, 2]
     for rank, res in run.results.items():
@@ -93,6 +97,14 @@ def test_fragment_settings_must_match_on_every_rank(mpi, mode):
         if mode == "differ":
             assert "differ between ranks" in err, (rank, err)
             assert ("4096" if rank == 0 else "64512") in err, (rank, err)
+            # All three of this rank's settings: the other two are the defaults.
+            assert f"(this rank: {4096 if rank == 0 else 64512}, 4194304, remote)" in err, \
+                (rank, err)
+        elif mode == "differ_up_to":
+            # The fragment size agrees; the largest message cut alone differs.
+            assert "differ between ranks" in err, (rank, err)
+            assert f"(this rank: 64512, {1048576 if rank == 0 else 4194304}, remote)" in err, \
+                (rank, err)
         else:
             assert ("'64k' is not a byte count" if rank == 0
                     else "malformed on another rank") in err, (rank, err)

@@ -52,6 +52,19 @@ def test_shares_follow_the_injected_speeds_and_rebalance(launch):
         shares = results[0]["epochs"][e]["shares"]
         for r, want in enumerate(expected_shares(total, slow)):
             assert abs(shares[r] - want) <= BATCH, (e, shares, results[0]["epochs"][e])
+    # api.md: `throughputs` are the gathered samples/s of each rank's own work over the
+    # previous epoch: batches of 8 (the last one short) per injected cycle, 80 ms on
+    # the slow rank, 40 ms on the others: about 100 and 200 samples/s. A cycle is
+    # paced to at least its injected time, so the upper bound is near (25% for clock
+    # jitter); load only lengthens cycles, hence the generous lower bound. Steps per
+    # second (8x fewer) or another unit would cut the same shares.
+    for e, slow in ((1, 0), (2, 0), (3, 1)):
+        got = results[0]["epochs"][e]["throughputs"]
+        assert len(got) == 4 and all(results[r]["epochs"][e]["throughputs"] == got
+                                     for r in range(4)), (e, got)
+        for r in range(4):
+            nominal = BATCH / (0.080 if r == slow else 0.040)
+            assert 0.3 * nominal < got[r] <= 1.25 * nominal, (e, r, got)
 
 
 @pytest.mark.ranks
@@ -84,6 +97,9 @@ def test_fast_ranks_take_more_steps_then_join(launch):
     assert steps[2] > steps[0] and steps[3] > steps[0], steps
     for res in results.values():
         assert res["opt_join"] in range(4) and res["hvd_join"] in range(4)
+    # join() returns the last rank to join: one answer, the same on every rank.
+    assert len({res["opt_join"] for res in results.values()}) == 1, results
+    assert len({res["hvd_join"] for res in results.values()}) == 1, results
 
 
 @pytest.mark.ranks
@@ -104,6 +120,9 @@ def test_lbbsp_equal_steps_batches_follow_speeds_and_weights_give_the_mean_gradi
     loss_weight the allreduced gradient equals the global batch's mean gradient."""
     results = launch.results("lbbsp")
     g = results[0]["global_batch"]
+    # api.md: padded to a whole number of global batches: 803 samples in batches of 32
+    # take ceil(803 / 32) = 26 steps, not one more.
+    assert g == 4 * BATCH and results[0]["steps"] == -(-803 // g) == 26, results[0]["steps"]
     for e in range(4):
         sizes = [results[r]["epochs"][e]["batch_sizes"] for r in range(4)]
         assert all(s == sizes[0] for s in sizes) and sum(sizes[0]) == g
@@ -119,7 +138,10 @@ def test_lbbsp_equal_steps_batches_follow_speeds_and_weights_give_the_mean_gradi
         assert len(seen) == results[0]["steps"] * g
         assert len(seen) - len(set(seen)) == results[0]["steps"] * g - 803
     assert len(set(results[0]["epochs"][0]["batch_sizes"])) == 1
-    for e, slow in ((1, 0), (3, 1)):
+    # Epoch 2's sizes follow epoch 1's speeds (rank 0 still slow), measured with
+    # unequal batches: samples per second, not steps (a step's cycle grows with its
+    # batch here, so steps per second would cut equal batches again).
+    for e, slow in ((1, 0), (2, 0), (3, 1)):
         sizes = results[0]["epochs"][e]["batch_sizes"]
         for r, want in enumerate(expected_shares(g, slow)):
             assert abs(sizes[r] - want) <= 1, (e, sizes)
@@ -300,6 +322,8 @@ def test_lbbsp_gives_a_rank_measured_very_slow_at_least_one_sample_a_step():
         assert sampler.batch_sizes[0] == floor and sum(sampler.batch_sizes) == 32, \
             (min_share, sampler.batch_sizes)
         assert all(len(b) == floor for b in iter(sampler))
+        # 4000 samples are exactly 125 global batches of 32: no padding step.
+        assert len(sampler) == 125 and len(list(iter(sampler))) == 125, len(sampler)
         assert sampler.loss_weight == pytest.approx(4 * floor / 32)
 
 
@@ -355,3 +379,33 @@ def test_keras_balanced_sequence_keeps_the_floor_for_a_rank_measured_very_slow()
         """)
     assert "0.25 250 4000 250" in lines and "0.0 0 4000 0" in lines, lines
     assert "None 250 4000 250" in lines, lines  # the default floor is 0.25
+
+
+@pytest.mark.tf
+def test_keras_balanced_sequence_permutation_is_numpys_seed_plus_epoch():
+    """api.md: BalancedSequence's permutation is numpy's RandomState(seed + epoch),
+    padded as torch pads (repeating its start), cut into contiguous shares: over 4
+    ranks with equal shares, the ranks' indices in rank order are exactly that
+    permutation, a new one every epoch (seed 5: epochs 0, 1, 2 use 5, 6, 7); unshuffled
+    it is 0..n-1, padded alike (TensorFlow in a child process)."""
+    lines = _keras_sequence_child("""
+        for n, shuffle in ((10, True), (11, False)):
+            xs = np.zeros((n, 2), dtype="float32")
+            seqs = [BalancedSequence(xs, None, 3, shuffle=shuffle, seed=5, num_replicas=4,
+                                     rank=r) for r in range(4)]
+            for epoch in range(3):
+                print("order", n, shuffle, epoch, *[int(i) for s in seqs for i in s.indices])
+                for s in seqs:
+                    _gathered(s, [1000.0] * 4)  # equal speeds: equal shares
+                    s.on_epoch_end()
+        """)
+    dealt = {tuple(line.split()[1:4]): [int(v) for v in line.split()[4:]]
+             for line in lines if line.startswith("order")}
+    for n, shuffle in ((10, True), (11, False)):
+        total = -(-n // 4) * 4  # torch's total_size: 12
+        for epoch in range(3):
+            order = (np.random.RandomState(5 + epoch).permutation(n).tolist() if shuffle
+                     else list(range(n)))
+            want = order + order[:total - n]
+            assert dealt[(str(n), str(shuffle), str(epoch))] == want, (n, epoch, lines)
+    assert dealt[("10", "True", "0")] != dealt[("10", "True", "1")], lines

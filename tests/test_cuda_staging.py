@@ -125,3 +125,36 @@ def test_failed_calls_return_their_pair_and_the_pool_is_bounded():
     assert len(pool) == 2 and all(p.idle() for p in pool)
     again = staging.stage_in(torch.ones(2), "w", torch.empty(2))[2]
     assert again.pair in (calls[0].pair, calls[1].pair)
+    # docs/gpu.md: "at most two idle pairs are kept per stream" by default, too.
+    default = CudaStaging(cuda=FakeCuda())
+    calls = [default.stage_in(torch.ones(2), "w", torch.empty(2))[2] for _ in range(4)]
+    for c in calls:
+        c.abandon()
+    assert len(default._idle[("w", torch.device("cpu"), torch.float32, 2)]) == 2
+
+
+def test_both_buffers_of_a_pair_are_pinned(monkeypatch):
+    """README: CUDA tensors are "staged through pinned host memory": the CUDA API's
+    settings (TorchCuda) ask for pinned buffers, and a pair allocates its input and its
+    result buffer pinned (a pageable result buffer makes the host-to-device copy
+    synchronous and unpinned). Recorded here by wrapping torch.empty: no GPU, so the
+    buffers are made pageable, with the pin_memory each was asked for noted."""
+    from horovod_wagma.torch import cuda_staging
+    assert cuda_staging.TorchCuda.pin_memory is True
+    cuda = FakeCuda()
+    cuda.pin_memory = True
+    staging = CudaStaging(cuda=cuda)
+    inputs = [torch.ones(3), torch.ones(3)]
+    targets = [torch.empty(3), torch.empty(3)]
+    asked = []
+    real_empty = torch.empty
+
+    def empty(*args, pin_memory=False, **kwargs):
+        asked.append(pin_memory)
+        return real_empty(*args, **kwargs)
+
+    monkeypatch.setattr(cuda_staging.torch, "empty", empty)
+    # Two calls in flight: two pairs, four buffers, every one pinned.
+    for x, target in zip(inputs, targets):
+        staging.stage_in(x, "w", target)
+    assert asked == [True] * 4, asked

@@ -107,6 +107,9 @@ def test_fuzz_public_api(fuzz):
         assert change["outcome"] in ("WagmaError", "AbortedError"), change
         assert "stream ''" in change["msg"] and "[3]" in change["msg"] \
             and "[4]" in change["msg"], change
+        # semantics.md: "naming both values", each as what it is: the stream's round-0
+        # shape and the changed call's, not the other way round.
+        assert "its round 0 has shape [3], this call has shape [4]" in change["msg"], change
         # A NUL would alias "nul\0a" with "nul": refused by name.
         for key in ("nul_a", "nul_b"):
             assert special[key]["outcome"] == "ValueError" and "name" in special[key]["msg"]
@@ -181,6 +184,21 @@ def test_sync_period_and_max_staleness_bounds_are_inclusive():
     assert WagmaConfig(group_size=2).group_size == 2
     with pytest.raises(ValueError, match="group_size"):
         WagmaConfig(group_size=1)
+    # "0 to 4096, or None": an integer, as the other integer knobs (a bool is no round
+    # count; True would slip in as 1).
+    for value in (True, False, 2.0, "3"):
+        with pytest.raises(ValueError, match="max_staleness"):
+            WagmaConfig(max_staleness=value)
+    # api.md: max_staleness is "used with wait-avoiding global rounds only": the engine
+    # gets the bound (None: sync_period) for those streams and 0 for blocking ones, so
+    # ranks that set it differently on a blocking stream still agree at round 0.
+    for staleness, bound in ((None, 7), (0, 0), (3, 3), (4096, 4096)):
+        wa = WagmaConfig(group_size=2, sync_period=7, max_staleness=staleness,
+                         global_rounds="wait_avoiding")
+        assert wa.engine_fields(4) == [2, 7, 0, 1, 1, bound], (staleness, wa.engine_fields(4))
+        blocking = WagmaConfig(group_size=2, sync_period=7, max_staleness=staleness)
+        assert blocking.engine_fields(4) == [2, 7, 0, 1, 0, 0], (staleness,
+                                                                 blocking.engine_fields(4))
 
 
 @settings(max_examples=200, derandomize=True, database=None, deadline=None)

@@ -236,7 +236,20 @@ def test_a_left_out_member_and_the_others_get_exact_values(torch_launch, averagi
                                                                     expected[r][rank])
     # max_staleness 1: left out of rounds 2-5 and 7-10 (counted in those it joined
     # passively).
-    assert res[away]["stream"]["rounds_left_out"] == left_out_rounds, res[away]["stream"]
+    st = res[away]["stream"]
+    assert st["rounds_left_out"] == left_out_rounds, st
+    # Its engine joined every round after 0 for it (its app sat in barriers, and came
+    # to rounds 5 and 10 after they were served), and its app skipped rounds 1-4 and
+    # 6-9 (faults.md's stats table).
+    assert st["passive_joins"] == 10 and st["rounds_skipped"] == 8, st
+    # The values that counted (rounds 1 and 6 with max_staleness 1) were one round old
+    # (age: rounds since its app's last call, or steps behind if fewer); none was kept
+    # in for being ahead in steps, on any rank: every value old in rounds here belongs
+    # to an app far behind in steps.
+    ages = {1: 2} if max_staleness == 1 else {}
+    assert {int(a): n for a, n in st["contribution_age_histogram"].items()} == ages, st
+    for rank in range(P):
+        assert res[rank]["stream"]["rounds_kept_ahead"] == 0, (rank, res[rank]["stream"])
 
 
 def test_delta_moves_sum_to_zero_over_the_ranks(torch_launch):

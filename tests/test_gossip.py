@@ -78,7 +78,8 @@ def test_caller_progress_drives_the_engine_from_the_waiting_thread(mpi):
     global round for rank 0. Set (2 s): the waiting thread runs the engine's loop (its
     CPU time) while the engine's own thread stays parked (no pacer sleeps, hardly any
     CPU). At its default 0: the waiting thread sleeps (at most a tick of CPU) and the
-    engine thread polls, sleeping between passes."""
+    engine thread polls, sleeping between passes. Set to 20 ms: the waiting thread
+    drives 20 ms of each wait slice, then sleeps while the engine thread polls."""
     on = mpi("caller_progress.py", 2, "on", timeout=120,
              env={"HOROVOD_WAGMA_CALLER_PROGRESS_US": "2000000"}).results[1]
     off = CALLER_PROGRESS_OFF.run().results[1]
@@ -88,3 +89,12 @@ def test_caller_progress_drives_the_engine_from_the_waiting_thread(mpi):
     assert off["app_cpu_s"] <= 0.04 and off["engine_sleeps"] >= 50, off
     assert on["app_cpu_s"] >= 0.06 and on["app_cpu_s"] > 2 * on["engine_cpu_s"], on
     assert on["engine_sleeps"] <= 0.2 * off["engine_sleeps"], (on, off)
+    # The value is in µs, and the thread sleeps once it has driven that long: 20000
+    # (20 ms) drives 20 ms of each 100 ms slice that torch's synchronize waits in
+    # (cpp_ops/torch/torch_ops.cc), and the engine thread polls and sleeps in the other
+    # 80 ms (hundreds of sleeps over the wait). Read as ms, the caller would drive the
+    # whole wait and the engine thread stay parked, as with 2 s ("on": 2 sleeps).
+    short = mpi("caller_progress.py", 2, "short", timeout=120,
+                env={"HOROVOD_WAGMA_CALLER_PROGRESS_US": "20000"}).results[1]
+    assert short["waited"] > 1.2, short
+    assert short["engine_sleeps"] >= 50, (short, on)

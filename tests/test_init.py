@@ -15,7 +15,10 @@ def test_op_works_after_plain_hvd_init(mpi, mode):
         if mode == "dynamic":
             assert res.get("ps_size") == 2.0, res  # a group of 2 in phase 0
         else:
-            assert "not registered" in res["ps_error"], res
+            # api.md: a WagmaError, naming the way out (dynamic process sets).
+            assert res["ps_error"].startswith(
+                "WagmaError: the WAGMA groups are not registered as Horovod process sets"), res
+            assert "HOROVOD_DYNAMIC_PROCESS_SETS=1" in res["ps_error"], res
 
 
 # On Gloo init() registers no group process sets (basics.py says why): MPI only.

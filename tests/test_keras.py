@@ -181,6 +181,17 @@ def test_balanced_sequence_follows_speeds_in_fit(launch):
         for r in range(3):
             want = total * (0.2 if r == slow else 0.4)  # weights 1/2, 1, 1
             assert abs(shares[r] - want) <= 8, (e, shares, results[0]["epochs"][e])
+    # api.md: `throughputs`, gathered at the last epoch end, are samples per second of
+    # each rank's own work: batches of 8 per injected cycle of 80 ms (slow) or 40 ms,
+    # about 100 and 200 samples/s (generous bounds: Keras's prefetch burst shortens a
+    # few cycles, load lengthens them). Batches per second, 8x fewer, cut the same
+    # shares.
+    for e, slow in ((1, 0), (2, 0), (3, 1)):
+        got = results[0]["epochs"][e]["throughputs"]
+        assert len(got) == 3, (e, got)
+        for r in range(3):
+            nominal = 8 / (0.080 if r == slow else 0.040)
+            assert 0.3 * nominal < got[r] < 3 * nominal, (e, r, got)
 
 
 def test_balanced_sequence_keeps_equal_shares_for_horovods_optimizer(launch):

@@ -63,9 +63,27 @@ def test_stats_count_a_known_straggler(mpi, framework, tmp_path):
     assert len(by[(1, "join", "passive_join")]) == 5
     assert len(by[(0, "activation", "activation_sent")]) == 5
     assert len(by[(1, "activation", "activation_received")]) == 5
+    # Each activation names its round and its peers: rank 0 told rank 1 of rounds 1..5,
+    # and rank 1 heard them from rank 0.
+    sent = by[(0, "activation", "activation_sent")]
+    received = by[(1, "activation", "activation_received")]
+    assert sorted(e["args"]["round"] for e in sent) == [1, 2, 3, 4, 5], sent
+    assert all(e["args"]["stream"] == "s" and e["args"]["to"] == [1] for e in sent), sent
+    assert sorted(e["args"]["round"] for e in received) == [1, 2, 3, 4, 5], received
+    assert all(e["args"]["stream"] == "s" and e["args"]["from"] == 0 for e in received), \
+        received
     passive = [e for e in by[(1, "reduction", "s")] if e["args"]["passive"]]
     assert len(passive) == 5 and all(e["dur"] >= 0 for e in passive)
     assert all(e["ph"] == "X" and "round" in e["args"] for e in by[(0, "wait", "s")])
+    # The waits drawn are the waits counted: rank 0's wait spans on "g" add up to its
+    # global_wait_s (PyTorch: the same microseconds; TensorFlow's call spans and
+    # counter take the clock apart), the long one in round 1, where rank 1 came late.
+    waits_g = by[(0, "wait", "g")]
+    drawn_us = sum(e["dur"] for e in waits_g)
+    slack_us = 2 if framework == "torch" else 2000 + 0.02 * drawn_us
+    assert abs(drawn_us - g_fast["global_wait_s"] * 1e6) <= slack_us, (waits_g, g_fast)
+    longest = max(waits_g, key=lambda e: e["dur"])
+    assert longest["args"]["round"] == 1 and longest["dur"] >= 0.3e6, waits_g
     assert [e["args"]["staleness"] for e in by[(1, "join", "passive_join")]] == [0, 1, 2, 3, 4]
 
     png = tmp_path / "timeline.png"

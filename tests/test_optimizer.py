@@ -6,12 +6,12 @@ import pytest
 
 import resident
 from horovod_wagma.common.schedule import groups
-from reference import average_round
+from reference import average_round, is_global
 
 pytestmark = pytest.mark.ranks
 
 SCENARIOS = ["identical_after_global", "lr0", "passes", "fp16", "fp16_values", "state_values",
-             "hooks",
+             "hooks", "fusion_groups",
              "bad_args", "drift", "wa_lr0", "wa_straggler_join"]  # the one that calls join() runs last
 
 
@@ -42,7 +42,12 @@ def test_backward_passes_per_step(checks):
     results = checks.results("passes")
     for res in results.values():
         assert res["rounds"] == 8  # one averaging round per real step, not per pass
+        assert res["stream_rounds"] == 8, res  # the model stream's own count: step k, round k
         assert res["identical"] == [True, True, True]  # steps 0, 3, 7
+        # api.md: wagma_status() through PyTorch; with blocking global rounds the round
+        # that served the last step is steps - 1.
+        assert res["status"] == {"sync_period": 4, "global_rounds": "blocking",
+                                 "served_round": 7}, res["status"]
 
 
 def test_fp16_compression_halves_traffic(checks):
@@ -50,6 +55,10 @@ def test_fp16_compression_halves_traffic(checks):
     for res in results.values():
         assert res["fp16"]["identical"] == res["none"]["identical"] == [True, True, True]
         assert res["fp16"]["bytes"] * 2 == res["none"]["bytes"], res
+        # api.md: sparse_as_dense does nothing (no gradient is allreduced): the same
+        # bytes as without compression, not fp16's.
+        assert res["sparse"]["bytes"] == res["none"]["bytes"], res
+        assert res["sparse"]["identical"] == [True, True, True], res
 
 
 def test_fp16_replaces_at_global_rounds_and_corrects_at_group_rounds(checks):
@@ -67,7 +76,8 @@ def test_optimizer_state_averaging_modes_and_sync(checks):
     own SGD step: "always" averages it in every round (the exact group mean of
     reference.average_round, global at round 0); "on_sync" only at global rounds
     (round 0); "never" in none. sync() averages it over all ranks exactly unless
-    "never", which leaves it untouched."""
+    "never", which leaves it untouched; "quasi_global"'s rebuilt momentum is state
+    too, averaged by sync()."""
     results = checks.results("state_values")
     phases = groups(4, 2)
     for mode in ("always", "on_sync", "never"):
@@ -89,12 +99,39 @@ def test_optimizer_state_averaging_modes_and_sync(checks):
             assert np.abs(synced - before.mean(axis=0)).max() < 1e-6, mode
             assert all(np.array_equal(synced[r], synced[0]) for r in range(4)), mode
         assert np.abs(before - before.mean(axis=0)).max() > 1e-2, mode  # ranks differed
+    # "quasi_global" keeps state (its rebuilt momentum): sync() averages it too, since
+    # only "never" leaves the state out (api.md).
+    before = np.array([results[r]["quasi_global"]["before_sync"] for r in range(4)])
+    synced = np.array([results[r]["quasi_global"]["after_sync"] for r in range(4)])
+    assert np.abs(before - before.mean(axis=0)).max() > 1e-4  # ranks differed
+    assert np.abs(synced - before.mean(axis=0)).max() < 1e-5
+    assert all(np.array_equal(synced[r], synced[0]) for r in range(4))
+
+
+def test_groups_and_num_groups_only_split_the_fusion_buffers(checks):
+    """api.md: groups / num_groups only split the fusion buffers, an int K into K
+    contiguous buckets, a list of lists into those buckets and every other parameter
+    alone; one stream per buffer. Net has 6 float32 parameters: num_groups=2 gives
+    streams model0, model1; groups=[[fc2.weight, fc1.weight]] gives that bucket and 4
+    single ones, model0..model4. The models are those of one bucket (same rounds,
+    deterministic values; only the engine's summation order may differ)."""
+    for rank, res in checks.results("fusion_groups").items():
+        assert res["default"]["streams"] == ["model0"], (rank, res["default"]["streams"])
+        assert res["num_groups"]["streams"] == ["model0", "model1"], (rank, res)
+        assert res["groups"]["streams"] == [f"model{i}" for i in range(5)], (rank, res)
+        base = np.array(res["default"]["model"])
+        for variant in ("num_groups", "groups"):
+            err = np.abs(np.array(res[variant]["model"]) - base).max()
+            assert err < 1e-5, (rank, variant, err)
 
 
 def test_process_set_subset(mpi):
     run = mpi("optimizer_checks.py", 4, "process_set", timeout=180)
     assert run.results[0]["subset_identical"]
     assert run.results[3]["outsider_untouched"] is True
+    # group_size=None on a set: the optimizers' default for the set's 3 ranks, every
+    # rank (api.md: every rank up to 8), not the world's 4.
+    assert [run.results[r]["default_S"] for r in range(4)] == [3, 3, 3, None], run.results
 
 
 def test_horovod_hooks_and_state(checks):
@@ -169,5 +206,13 @@ def test_wait_avoiding_global_rounds_straggler_and_join(checks):
     for rank, res in results.items():
         assert res["identical_after_sync"] and res["bn_identical_after_sync"]
         assert res["age_max"] <= 4  # max_staleness defaults to sync_period
+        # semantics.md: the duties run at every step since whose last one any served
+        # or skipped round was global: one round of the state's stream each, on every
+        # rank (the slow one skips global rounds that were not the ones serving it).
+        prev, due = -1, 0
+        for served in res["served"]:
+            due += any(is_global(r, 4) for r in range(prev + 1, served + 1))
+            prev = served
+        assert res["sync_rounds"] == due, (rank, res["served"], res["sync_rounds"])
         if rank != 3:
             assert res["own_steps"] == 24

@@ -275,8 +275,11 @@ def test_stream_names_count_per_prefix_in_creation_order():
 def test_fusion_plan_buckets():
     v = list(range(7))
     assert FusionPlan().buckets(v) == [v] and FusionPlan(0).buckets(v) == [v]
-    assert FusionPlan(3).buckets(v) == [[0, 1, 2], [3, 4, 5], [6]]
+    # K buckets exactly, the first n mod K one longer (Horovod's split_list)
+    assert FusionPlan(3).buckets(v) == [[0, 1, 2], [3, 4], [5, 6]]
     assert FusionPlan(num_groups=2).buckets(v) == [[0, 1, 2, 3], [4, 5, 6]]
+    assert FusionPlan(5).buckets(v) == [[0, 1], [2, 3], [4], [5], [6]]
+    assert FusionPlan(4).buckets(v[:6]) == [[0, 1], [2, 3], [4], [5]]
     assert FusionPlan(groups=10).buckets(v) == [[x] for x in v]
     a, b, c = torch.zeros(1), torch.zeros(1), torch.zeros(1)
     assert FusionPlan([[c, a], []]).buckets([a, b, c]) == [[c, a], [b]]
@@ -315,6 +318,14 @@ def test_optimizer_signatures_follow_horovods():
     ours = inspect.signature(DistributedWagmaOptimizer).parameters
     theirs = inspect.signature(horovod.torch.DistributedOptimizer).parameters
     assert list(ours)[:len(theirs)] == list(theirs)
+    # api.md's signature block: Horovod's arguments keep Horovod's defaults and kinds
+    # (compression none, backward_passes_per_step=1, op Average, ..., the global set).
+    for name, theirs_param in theirs.items():
+        assert ours[name].kind == theirs_param.kind, name
+        assert ours[name].default == theirs_param.default, (name, ours[name].default)
+    assert ours["backward_passes_per_step"].default == 1 and ours["num_groups"].default == 0
+    assert ours["named_buffers"].default is None
+    assert ours["named_buffers"].kind is inspect.Parameter.KEYWORD_ONLY
     for f in dataclasses.fields(OptimizerKnobs):
         assert ours[f.name].kind is inspect.Parameter.KEYWORD_ONLY
         assert ours[f.name].default == f.default

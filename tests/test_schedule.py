@@ -102,6 +102,12 @@ def test_default_group_size_is_smallest_power_of_two_above_sqrt():
         assert S >= 2 and S & (S - 1) == 0
         assert S * S >= P
         assert S == 2 or (S // 2) ** 2 < P
+    # api.md: groups(size, group_size=None) prints the schedule of the op's default S
+    # (semantics.md: "default the smallest power of two >= sqrt(P)"), not the
+    # optimizers' min(P, max(8, ...)): 4 ranks mix in two phases of pairs.
+    for P in range(1, 65):
+        assert groups(P) == groups(P, default_group_size(P)), P
+    assert sorted(map(sorted, groups(4))) == [[[0, 1], [2, 3]], [[0, 2], [1, 3]]], groups(4)
 
 
 def test_optimizer_group_size_is_every_rank_up_to_8_then_at_least_8():

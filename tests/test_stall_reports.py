@@ -107,6 +107,10 @@ def test_liveness_zero_counts_only_closed_connections(mpi, monkeypatch):
     assert "no answer to liveness probes" not in run.stderr, run.stderr[-3000:]
     assert "WagmaMembershipChanged" in killed["mro"], killed
     assert "membership changed" in killed["error"] and "rank 1" in killed["error"], killed
+    # faults.md's verdict text: the lost rank, then how many of the member set remain
+    # (1 of 2: half, with rank 0, so it goes on).
+    assert re.search(r"membership changed: rank 1 was lost \([^()]*\); 1 of 2 ranks remain",
+                     killed["error"]), killed
     assert killed["seconds"] < 10, killed
     assert "[horovod_wagma rank 0] rank 1 was lost: its connection closed" in run.stderr, \
         run.stderr[-3000:]

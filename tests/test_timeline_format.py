@@ -322,6 +322,13 @@ def test_plot_two_ranks(tmp_path):
     rounds = 20
     ev0, wait0, joins0 = synthetic_rank(0, t0, rounds, slow=1)
     ev1, wait1, joins1 = synthetic_rank(1, t0 + 50, rounds, slow=1)
+    # Two more faults per rank (a hold report, a failed round) beside the stall
+    # warning: the summary counts them, 3 each.
+    for rank, ev in ((0, ev0), (1, ev1)):
+        for k, name in enumerate(("hold", "round_failed")):
+            ev.append({"ph": "i", "s": "t", "cat": "fault", "name": name, "pid": rank,
+                       "tid": 1, "ts": t0 + 5000 * (k + 1),
+                       "args": {"stream": "w", "round": k}})
     write_trace_file(tmp_path / "trace.0.json", ev0)
     write_trace_file(tmp_path / "trace.1.json", ev1, closed=False)
 
@@ -350,11 +357,15 @@ def test_plot_two_ranks(tmp_path):
     assert set(rows) == {0, 1}
     for rank, blocked_us, joins in ((0, wait0, joins0), (1, wait1, joins1)):
         parts, line = rows[rank]
-        calls, group, glob_, blocked_s, _, passive = parts[1:7]
+        calls, group, glob_, blocked_s, per_call_ms, passive, faults = parts[1:8]
         assert int(calls) == rounds
         assert int(glob_) == rounds // 4 and int(group) == rounds - rounds // 4
         assert float(blocked_s) == pytest.approx(blocked_us / 1e6, abs=1e-4)
+        # blocked_ms/call: milliseconds blocked per call (rank 0: 5 waits of 1.85 ms
+        # over 20 calls, 0.4625 ms).
+        assert float(per_call_ms) == pytest.approx(blocked_us / 1e3 / rounds, abs=1e-3)
         assert int(passive) == joins
+        assert int(faults) == 3, line  # a count, not a flag
     assert wait0 > 0 and wait1 == 0 and joins0 > 0 and joins1 == 0
     assert "incomplete" not in rows[0][1] and "incomplete" in rows[1][1]
 

@@ -9,8 +9,9 @@ buffers in the same order, so the streams match across ranks.
 
 class FusionPlan:
     def __init__(self, groups=None, num_groups=0):
-        """``groups``: None or 0 (one bucket), an int K (K contiguous buckets of
-        ceil(n / K) variables), or a list of lists (each list a bucket, every other
+        """``groups``: None or 0 (one bucket), an int K (K contiguous buckets, sizes
+        as Horovod's ``split_list``: the first n mod K hold one variable more; min(K, n)
+        buckets when n < K), or a list of lists (each list a bucket, every other
         variable a bucket of its own). ``num_groups`` is used when groups is None."""
         if groups is None and num_groups:
             groups = num_groups
@@ -25,9 +26,12 @@ class FusionPlan:
         if self._groups is None:
             return [variables]
         if isinstance(self._groups, int):
+            # Exactly K buckets, as Horovod's num_groups makes (ceil(n / K) per bucket
+            # would make fewer: 7 variables, K = 5 gave 4).
             k = min(self._groups, len(variables))
-            size = -(-len(variables) // k)
-            return [variables[i:i + size] for i in range(0, len(variables), size)]
+            size, extra = divmod(len(variables), k)
+            return [variables[i * size + min(i, extra):(i + 1) * size + min(i + 1, extra)]
+                    for i in range(k)]
         listed = {id(v) for g in self._groups for v in g}
         return [g for g in self._groups if g] + [[v] for v in variables
                                                  if id(v) not in listed]

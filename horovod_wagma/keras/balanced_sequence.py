@@ -39,7 +39,7 @@ from horovod_wagma.common.balanced_shares import DEFAULT_DEAD_BAND, check_share_
 from horovod_wagma.common.step_clock import StepClock
 from horovod_wagma.common.throughput_exchange import ThroughputExchange
 from horovod_wagma.common.stats import stream_stats
-from horovod_wagma.keras.optimizer import STREAM_PREFIX
+from horovod_wagma.keras.optimizer import OPTIMIZER_NAMES
 
 _instances = [0]  # sequences made in this process: names each one's allgather
 
@@ -133,8 +133,9 @@ class BalancedSequence(tf.keras.utils.Sequence):
 
 def _optimizer_rounds():
     """Rounds this rank's Keras DistributedWagmaOptimizers entered so far."""
-    return sum(s["rounds"] for name, s in stream_stats().items()
-               if name.startswith(STREAM_PREFIX))
+    # By the optimizer's name, not the default prefix: one built with name= counts too.
+    return sum(s["rounds"] for stream, s in stream_stats().items()
+               if stream.rpartition(".")[0] in OPTIMIZER_NAMES)
 
 
 def _first_axis(arrays):

@@ -41,6 +41,10 @@ STATE_MODES = ("never", "on_sync", "quasi_global")
 # Every Keras DistributedWagmaOptimizer's streams start with this (its engine stats
 # tell BalancedSequence whether WAGMA trains this rank's model).
 STREAM_PREFIX = "wagma.keras_optimizer"
+# The names of this process's Keras DistributedWagmaOptimizers (default or the user's
+# name=), whose streams are "<name>.<role><i>": BalancedSequence counts their rounds to
+# tell a WAGMA optimizer from Horovod's.
+OPTIMIZER_NAMES = set()
 
 
 class _WagmaKerasMixin:
@@ -178,6 +182,7 @@ def DistributedWagmaOptimizer(optimizer, name=None, device_dense="", device_spar
         knobs.average_optimizer_state, drift_policy.KERAS_DEFAULT_ALPHA))
     core = OptimizerCore(knobs, ops._basics, process_set, FusionPlan(groups, num_groups),
                          STREAM_PREFIX, name)
+    OPTIMIZER_NAMES.add(core.names.name)
     wrapped = wrapped_class(optimizer, _WagmaKerasMixin).from_config(optimizer.get_config())
     with tf.init_scope():
         round_var = tf.Variable(0, dtype=tf.int64, trainable=False, name="wagma_round")

@@ -124,7 +124,8 @@ MUTANTS = [
              "a file now loads as no events at all, so the killed rank silently vanishes "
              "from the merged trace, the summary and the plot"),
     dict(id="fresh5-fusion-num-groups-buckets-round-down", file="horovod_wagma/common/fusion_plan.py",
-         edits=[("size = -(-len(variables) // k)", "size = len(variables) // k")],
+         # Re-aimed 2026-12-03 at the exact-K split that replaced ceil(n / K) sizes.
+         edits=[("size, extra = divmod(len(variables), k)", "size, extra = len(variables) // k, 0")],
          tests=["tests/test_optimizer_core.py::test_fusion_plan_buckets"],
          bug="api.md: groups=K (or num_groups=K) splits the fusion buffers into K contiguous "
              "buckets; the bucket size now rounds down, so 5 parameters with K=2 make 3 "

@@ -394,14 +394,23 @@ def misuse(idx, name, c, shape, n, tau):
     dtype, new_shape = c["dtype"], shape
     if c["misuse"] == "shape":
         new_shape = (n + 1,)
-        want = ["shape", "[" + ", ".join(map(str, shape)) + "]", f"[{n + 1}]"]
+        old = "[" + ", ".join(map(str, shape)) + "]"
+        want = ["shape", old, f"[{n + 1}]"]
+        knob, was, now = "shape", old, f"[{n + 1}]"
     elif c["misuse"] == "dtype":
         dtype = "float64" if c["dtype"] != "float64" else "float32"
         want = ["dtype", c["dtype"], dtype]
+        knob, was, now = "dtype", c["dtype"], dtype
     else:
         new_tau = tau + 1 if tau < MAX_SYNC_PERIOD else tau - 1
         kw["sync_period"] = new_tau
         want = ["sync_period", str(tau), str(new_tau)]
+        knob, was, now = "sync_period", str(tau), str(new_tau)
+    # Both values, each named as what it is (semantics.md: "naming both values"): the
+    # stream's round-0 value first, the changed call's second. Every rank changes the
+    # stream alike, so each one's own call is refused with its own comparison (also
+    # when a peer's failure of the stream arrived first).
+    want.append(f"its round 0 has {knob} {was}, this call has {knob} {now}")
     nn = int(np.prod(new_shape)) if new_shape else 1
     x = make_input(round_values(rank, 0, nn, idx), new_shape, dtype, "tensor")
     # Every rank has collected all its rounds before anyone misuses the stream: a

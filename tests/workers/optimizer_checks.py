@@ -35,6 +35,11 @@ comm = world()
 BLOCKING = dict(global_rounds="blocking", averaging="fresh")
 
 
+def wagma_stats(name=None):
+    import horovod_wagma.torch as wagma
+    return wagma.stats(name)
+
+
 def flat(model):
     return torch.cat([p.detach().reshape(-1) for p in model.parameters()])
 
@@ -114,20 +119,32 @@ def passes():
                                     backward_passes_per_step=2, group_size=2, sync_period=tau,
                                     **BLOCKING)
     out["identical"] = train(opt, model, 8, tau, passes=2)
-    out["rounds"] = opt.wagma_status().steps
+    status = opt.wagma_status()
+    out["rounds"] = status.steps
+    # What wagma_status() reports through PyTorch with blocking global rounds (api.md:
+    # served_round is steps - 1 there), and the model stream's own round count.
+    out["status"] = dict(sync_period=status.sync_period, global_rounds=status.global_rounds,
+                         served_round=status.served_round)
+    out["stream_rounds"] = wagma_stats(status.stream())["rounds"]
     return out
 
 
 def fp16():
+    """Bytes sent by 8 steps without compression, with fp16, and with
+    sparse_as_dense=True, which api.md says does nothing (it concerns gradient
+    allreduce): it must send what "none" sends."""
     out, model = {}, fresh_model()
     tau = 4
     results = {}
-    for name, compression in (("none", hvd.Compression.none), ("fp16", hvd.Compression.fp16)):
+    for name, compression, extra in (("none", hvd.Compression.none, {}),
+                                     ("fp16", hvd.Compression.fp16, {}),
+                                     ("sparse", hvd.Compression.none,
+                                      {"sparse_as_dense": True})):
         torch.manual_seed(rank)
         m = Net()
         opt = DistributedWagmaOptimizer(torch.optim.SGD(m.parameters(), lr=0.05),
                                         compression=compression, group_size=2, sync_period=tau,
-                                        **BLOCKING)
+                                        **BLOCKING, **extra)
         b0 = engine_lib.stats()["bytes_sent"]
         ident = train(opt, m, 8, tau)
         results[name] = dict(bytes=engine_lib.stats()["bytes_sent"] - b0, identical=ident,
@@ -183,10 +200,11 @@ def state_values():
       each step the momentum is the group mean of what each member's own step left,
       m_local = 0.9 m + g (torch's SGD, the buffer starting at g);
     - "on_sync", "never": group rounds leave the momentum local (m_local exactly);
-    - sync(): "on_sync" and "always" average the momentum over all ranks, "never"
-      leaves it as it was."""
+    - sync(): "on_sync", "always" and "quasi_global" (its rebuilt buffers) average the
+      momentum over all ranks, "never" leaves it as it was. ("quasi_global"'s "local"
+      is not its momentum: the test reads only its sync() values.)"""
     out = {}
-    for mode in ("always", "on_sync", "never"):
+    for mode in ("always", "on_sync", "never", "quasi_global"):
         model = fresh_model()
         opt = DistributedWagmaOptimizer(
             torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9),
@@ -213,6 +231,30 @@ def state_values():
     return out
 
 
+def fusion_groups():
+    """groups / num_groups only split the fusion buffers (api.md): the same 6 steps
+    (group rounds that wait for every member, "fresh": no timing in the values) with
+    one bucket, with num_groups=2 (two contiguous buckets of Net's 6 parameters) and
+    with groups=[[fc2.weight, fc1.weight]] (that bucket, then each of the other 4
+    parameters alone). Returns each run's streams (what follows the optimizer's name)
+    and its final model."""
+    out = {}
+    for variant in ("default", "num_groups", "groups"):
+        model = fresh_model()
+        extra = {"default": {}, "num_groups": {"num_groups": 2},
+                 "groups": {"groups": [[model.fc2.weight, model.fc1.weight]]}}[variant]
+        opt = DistributedWagmaOptimizer(torch.optim.SGD(model.parameters(), lr=0.05),
+                                        named_parameters=model.named_parameters(),
+                                        group_size=2, sync_period=3, averaging="fresh",
+                                        wait_avoiding=False, **extra)
+        train(opt, model, 6, 3, check_every_global=False)
+        prefix = opt.wagma_status().name + "."
+        out[variant] = dict(streams=sorted(k[len(prefix):] for k in wagma_stats()
+                                           if k.startswith(prefix)),
+                            model=flat(model).double().tolist())
+    return out
+
+
 def process_set():
     out, model = {}, fresh_model()
     before = flat(model).clone()
@@ -221,6 +263,12 @@ def process_set():
                                         group_size=2, sync_period=3, process_set=subset,
                                         **BLOCKING)
         train(opt, model, 6, 3, check_every_global=False)
+        # The optimizers' default S counts the set's ranks: min(3, max(8, 2)) = 3.
+        out["default_S"] = DistributedWagmaOptimizer(
+            torch.optim.SGD(model.parameters(), lr=0.05),
+            process_set=subset).wagma_status().group_size
+    else:
+        out["default_S"] = None
     vals = comm.allgather(flat(model).numpy().tobytes())
     out["subset_identical"] = vals[0] == vals[1] == vals[2]
     out["outsider_untouched"] = bool(torch.equal(flat(model), before)) if rank == 3 else None
@@ -409,5 +457,5 @@ if sys.argv[1:] == ["process_set"]:
     emit(rank, **process_set())
 else:
     run_scenarios({f.__name__: f for f in (
-        identical_after_global, lr0, passes, fp16, fp16_values, state_values, hooks, wa_lr0,
-        wa_straggler_join, bad_args, drift)}, sys.argv[1:])
+        identical_after_global, lr0, passes, fp16, fp16_values, state_values, hooks,
+        fusion_groups, wa_lr0, wa_straggler_join, bad_args, drift)}, sys.argv[1:])

@@ -153,6 +153,37 @@ void TestProbesAtAThirdOfTheShorterDeadline() {
   UnsetAll();
 }
 
+// faults.md, "A lost rank under Horovod elastic": there the probes are a heartbeat to
+// peers not heard from for a second, and a peer that leaves one unanswered for
+// HOROVOD_WAGMA_LIVENESS_S (default 10) is lost; at 0 only closed connections count, and
+// the stall settings stay those of a plain run (a third of WAGMA_STALL_WARNING_S's 60).
+// (HOROVOD_WAGMA_LIVENESS_S or unset, probe after, grace)
+void TestElasticHeartbeatEverySecondLostAfterTheLivenessWindow() {
+  struct Case {
+    const char* liveness;
+    double probe_after_s;
+    double probe_grace_s;
+  };
+  const Case cases[] = {{nullptr, 1.0, 10.0}, {"5", 1.0, 5.0}, {"0", 20.0, 20.0}};
+  for (const Case& c : cases) {
+    UnsetAll();
+    setenv("HOROVOD_ELASTIC", "1", 1);
+    if (c.liveness) setenv("HOROVOD_WAGMA_LIVENESS_S", c.liveness, 1);
+    const EngineSettings s = EngineSettings::FromEnv(/*transport_progresses_on_its_own=*/true);
+    CHECK(s.elastic);
+    const bool ok = std::fabs(s.stalls.probe_after_s - c.probe_after_s) < 1e-9 &&
+                    std::fabs(s.stalls.probe_grace_s - c.probe_grace_s) < 1e-9;
+    if (!ok) {
+      std::fprintf(stderr, "elastic, liveness %s: probe after %.4f s, grace %.4f s; "
+                   "expected %.4f s, %.4f s\n", c.liveness ? c.liveness : "unset",
+                   s.stalls.probe_after_s, s.stalls.probe_grace_s, c.probe_after_s,
+                   c.probe_grace_s);
+    }
+    CHECK(ok);
+  }
+  UnsetAll();
+}
+
 // HOROVOD_WAGMA_IDLE_SLEEP_US caps the idle engine's sleep: a quarter of the idle time
 // (here 250 ms after 1 s idle) is cut to the cap, 1000 us by default.
 void TestIdleSleepIsCapped() {
@@ -172,5 +203,6 @@ int main() {
   TestVariablesChangeThem();
   TestIdleSleepIsCapped();
   TestProbesAtAThirdOfTheShorterDeadline();
+  TestElasticHeartbeatEverySecondLostAfterTheLivenessWindow();
   return Report("engine_settings_test");
 }

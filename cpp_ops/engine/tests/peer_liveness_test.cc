@@ -1,9 +1,12 @@
 // Unit test of liveness (peer_liveness.h, stall_monitor.h): a probed peer that stays
 // silent for the grace is unresponsive, any message clears it, and silence while this
-// engine's own loop did not run is not held against anyone. Built and run by `make
-// engine-unit-test` (and `make test`).
+// engine's own loop did not run is not held against anyone; the stall inspector
+// (stall_inspector.h) warns once the round has waited the window, then every window.
+// Built and run by `make engine-unit-test` (and `make test`).
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -114,6 +117,36 @@ void TestStoppedRankNamedBeforeTheDeadline() {
   }
 }
 
+// faults.md, "A stuck rank": after WAGMA_STALL_WARNING_S of waiting in a round the
+// inspector warns, and repeats while the stall lasts (stall_inspector.h: every window).
+// The first waiting rank reports once its call has waited report_after_s, and that
+// wait counts: the first warning comes when the round has waited the window (2 s here),
+// not a window after the report, and each warning's waited_s is the round's wait.
+void TestStallWarningAfterTheWindowOfWaitingThenEveryWindow() {
+  using InspectorClock = wagma::StallInspector::Clock;
+  wagma::StallSettings settings;
+  settings.warning_s = 2.0;
+  settings.report_after_s = 0.5;
+  wagma::StallInspector inspector(settings);
+  const InspectorClock::time_point t0 = InspectorClock::now();  // rank 1's call waits
+  inspector.OnWaiting(7, 4, 1, t0 + milliseconds(500));   // its report, 0.5 s in
+  inspector.OnWaiting(7, 4, 0, t0 + milliseconds(900));   // the inspector's own, later
+  CHECK(inspector.Due(t0 + milliseconds(1900)).empty());
+  std::vector<wagma::StallInspector::Stall> due = inspector.Due(t0 + milliseconds(2100));
+  CHECK_EQ(due.size(), 1);
+  if (due.size() == 1u) {
+    CHECK(due[0].stream_id == 7 && due[0].round == 4);
+    CHECK((due[0].waiting == std::set<int>{0, 1}));
+    CHECK(std::fabs(due[0].waited_s - 2.1) < 1e-6);
+  }
+  CHECK(inspector.Due(t0 + milliseconds(4000)).empty());  // 1.9 s after the warning
+  due = inspector.Due(t0 + milliseconds(4200));
+  CHECK_EQ(due.size(), 1);
+  if (due.size() == 1u) CHECK(std::fabs(due[0].waited_s - 4.2) < 1e-6);
+  inspector.Forget(7, 4);  // the round completed on the inspector
+  CHECK(inspector.Due(t0 + milliseconds(6500)).empty());
+}
+
 }  // namespace
 
 int main() {
@@ -121,5 +154,6 @@ int main() {
   TestDiscountedSilence();
   TestMonitorDiscountsItsOwnPause();
   TestStoppedRankNamedBeforeTheDeadline();
+  TestStallWarningAfterTheWindowOfWaitingThenEveryWindow();
   return Report("peer_liveness_test");
 }
