@@ -603,5 +603,11 @@ from detail_readme_elastic import MUTANTS as _README_ELASTIC  # noqa: E402
 from detail_semantics import MUTANTS as _SEMANTICS  # noqa: E402
 # The second detail pass (2026-12-03): values inside reports, counters and defaults.
 from detail_pass2 import MUTANTS as _PASS2  # noqa: E402
+# The third (2026-12-03, later), one catalogue per group of test modules.
+from detail_pass3_api import MUTANTS as _PASS3_API  # noqa: E402
+from detail_pass3_faults import MUTANTS as _PASS3_FAULTS  # noqa: E402
+from detail_pass3_rounds import MUTANTS as _PASS3_ROUNDS  # noqa: E402
+from detail_pass3_torch import MUTANTS as _PASS3_TORCH  # noqa: E402
 
 MUTANTS += _API1 + _API2 + _FAULTS + _README_ELASTIC + _SEMANTICS + _PASS2
+MUTANTS += _PASS3_API + _PASS3_FAULTS + _PASS3_ROUNDS + _PASS3_TORCH
