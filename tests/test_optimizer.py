@@ -106,6 +106,17 @@ def test_optimizer_state_averaging_modes_and_sync(checks):
     assert np.abs(before - before.mean(axis=0)).max() > 1e-4  # ranks differed
     assert np.abs(synced - before.mean(axis=0)).max() < 1e-5
     assert all(np.array_equal(synced[r], synced[0]) for r in range(4))
+    # Adam (on_sync, the default): sync() averages both moments, exp_avg_sq included.
+    for key in ("exp_avg", "exp_avg_sq"):
+        before = np.array([results[r]["adam"]["before_sync"][key] for r in range(4)])
+        synced = np.array([results[r]["adam"]["after_sync"][key] for r in range(4)])
+        # Relative to the moment's scale (exp_avg_sq is ~g² / 1000 after 3 steps): the
+        # ranks' moments differ by a good part of it, float32's averaging by 1e-7 of it.
+        scale = np.abs(before).max()
+        assert np.abs(before - before.mean(axis=0)).max() > 1e-2 * scale, key
+        err = np.abs(synced - before.mean(axis=0)).max()
+        assert err <= 1e-4 * scale, (key, err, scale)
+        assert all(np.array_equal(synced[r], synced[0]) for r in range(4)), key
 
 
 def test_groups_and_num_groups_only_split_the_fusion_buffers(checks):

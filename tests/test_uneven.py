@@ -58,6 +58,15 @@ def test_join_serves_final_model_exactly(launch):
     # The early joiners' engines kept serving: rank 0 ran 3 rounds itself, and its
     # engine joined the others' later rounds for it.
     assert res[0]["stats"]["rounds"] == 3
+    # After join() every rank goes on from round 9 (rank 3 ran rounds 0-8): one more
+    # call is that round's exact mean over its group, on every rank (a rank that went
+    # on from its own count, or from round 8, would enter a round already over).
+    k, phases = 9, res[0]["phases"]
+    groups = [list(range(4))] if is_global(k, 4) else phases[phase_of(k, 4, len(phases))]
+    for members in groups:
+        mean = sum(np.array(res[m]["after_input"]) for m in members) / len(members)
+        for m in members:
+            np.testing.assert_allclose(res[m]["after_output"], mean, rtol=0, atol=1e-12)
     assert launch.seconds("op") < 100
 
 

@@ -9,6 +9,7 @@ import fresh_batch4
 import fresh_batch5
 import fresh_batch6
 import fresh_batch7
+import fresh_batch8
 
 CLOSED_BY = {
     "fresh-shape-mismatch-values-swapped":
@@ -82,6 +83,14 @@ CLOSED_BY = {
     "fresh7-stats-errors-capped-at-one": [],  # engine_metrics_test.cc
     "fresh7-keras-elastic-fenced-stays-a-tf-error":
         ["tests/test_api_surface.py::test_keras_elastic_run_turns_engine_verdicts_into_wagma_errors"],
+    # Batch 8's survivors (2026-12-03, later).
+    "fresh8-joins-end-one-round-short":
+        ["tests/test_uneven.py::test_join_serves_final_model_exactly"],
+    "fresh8-torch-adam-second-moment-stays-local":
+        ["tests/test_optimizer.py::test_optimizer_state_averaging_modes_and_sync"],
+    "fresh8-fusion-one-buffer-per-tensor":
+        ["tests/test_optimizer_core.py::test_fusion_plan_by_kind_sorts_kinds_and_keeps_order",
+         "tests/test_optimizer.py::test_groups_and_num_groups_only_split_the_fusion_buffers"],
 }
 
 # The same bug, planted where its rule lives now (the closure moved it into a unit).
@@ -94,6 +103,6 @@ EDITS_NOW = {
 MUTANTS = [dict(m, tests=CLOSED_BY[m["id"]], **EDITS_NOW.get(m["id"], {}))
            for m in fresh_batch.MUTANTS + fresh_batch2.MUTANTS + fresh_batch3.MUTANTS
            + fresh_batch4.MUTANTS + fresh_batch5.MUTANTS + fresh_batch6.MUTANTS
-           + fresh_batch7.MUTANTS
+           + fresh_batch7.MUTANTS + fresh_batch8.MUTANTS
            if m["id"] in CLOSED_BY]
 assert len(MUTANTS) == len(CLOSED_BY), sorted(set(CLOSED_BY) - {m["id"] for m in MUTANTS})

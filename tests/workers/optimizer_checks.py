@@ -228,6 +228,21 @@ def state_values():
         opt.sync()
         out[mode] = dict(local=local, after=after, before_sync=before_sync,
                          after_sync=momentum(opt, model))
+    # Adam's state is two moments per parameter (exp_avg, exp_avg_sq): sync() with the
+    # default on_sync averages both (api.md: "and state unless never").
+    model = fresh_model()
+    opt = DistributedWagmaOptimizer(
+        torch.optim.Adam(model.parameters(), lr=0.01), named_parameters=model.named_parameters(),
+        group_size=2, sync_period=100, averaging="fresh", wait_avoiding=False,
+        drift_correction=0)
+    train(opt, model, 3, 100, check_every_global=False)
+
+    def adam_moments():
+        return {k: torch.cat([opt.state[p][k].reshape(-1) for p in model.parameters()])
+                .double().tolist() for k in ("exp_avg", "exp_avg_sq")}
+    before_sync = adam_moments()
+    opt.sync()
+    out["adam"] = dict(before_sync=before_sync, after_sync=adam_moments())
     return out
 
 

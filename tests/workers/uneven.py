@@ -30,8 +30,15 @@ def op():
         x = hvd.group_allreduce(x, name="uneven")
         outputs.append(x.tolist())
     last = hvd.join()
-    return dict(steps=steps, inputs=inputs, outputs=outputs, last=last,
-                stats=hvd.stats("uneven"), phases=hvd.groups(size, 2))
+    stats = hvd.stats("uneven")
+    # Training goes on after join() (faults.md): every rank continues from the round
+    # after the furthest any rank reached (round 9 here), whatever its own count.
+    after_input = (x + 100.0 * (rank + 1)).tolist()
+    after_output = hvd.group_allreduce(torch.tensor(after_input, dtype=torch.float64),
+                                       name="uneven").tolist()
+    return dict(steps=steps, inputs=inputs, outputs=outputs, last=last, stats=stats,
+                phases=hvd.groups(size, 2), after_input=after_input,
+                after_output=after_output)
 
 
 def optimizer():
