@@ -36,7 +36,8 @@ test-unstable: install
 # majority rule, peer liveness (a stopped rank named before the stall deadlines), its
 # settings' transport defaults, the registrar's stream agreement, the arithmetic
 # kernels (half types summed in float32), the early activations kept for replay and
-# the counters behind stats() (staleness_max the largest, not the last), without MPI:
+# the counters behind stats() (staleness_max the largest, not the last), the join
+# slot (its first outcome stands), the loop pause's busy/starved/asleep verdict, without MPI:
 # plain g++, their own sources only.
 UNIT_CXX := g++ -std=c++17 -O1 -Wall -Wextra -Werror -pthread -Icpp_ops/engine
 engine-unit-test:
@@ -49,7 +50,11 @@ engine-unit-test:
 	$(UNIT_CXX) cpp_ops/engine/tests/majority_rule_test.cc -o build/majority_rule_test
 	$(UNIT_CXX) cpp_ops/engine/peer_liveness.cc cpp_ops/engine/stall_monitor.cc cpp_ops/engine/engine_settings.cc \
 		cpp_ops/engine/stall_inspector.cc cpp_ops/engine/stream_spec.cc cpp_ops/engine/data_type.cc \
-		cpp_ops/engine/tests/peer_liveness_test.cc -o build/peer_liveness_test
+		cpp_ops/engine/thread_schedstat.cc cpp_ops/engine/tests/peer_liveness_test.cc -o build/peer_liveness_test
+	$(UNIT_CXX) cpp_ops/engine/peer_liveness.cc cpp_ops/engine/stall_monitor.cc cpp_ops/engine/engine_settings.cc \
+		cpp_ops/engine/stall_inspector.cc cpp_ops/engine/stream_spec.cc cpp_ops/engine/data_type.cc \
+		cpp_ops/engine/thread_schedstat.cc cpp_ops/engine/tests/thread_schedstat_test.cc \
+		-o build/thread_schedstat_test
 	$(UNIT_CXX) cpp_ops/engine/engine_settings.cc cpp_ops/engine/progress_pacer.cc \
 		cpp_ops/engine/tests/engine_settings_test.cc -o build/engine_settings_test
 	$(UNIT_CXX) cpp_ops/engine/group_reduction.cc cpp_ops/engine/direct_exchange_reduction.cc \
@@ -72,6 +77,8 @@ engine-unit-test:
 	$(UNIT_CXX) cpp_ops/engine/engine_metrics.cc cpp_ops/engine/stream_stats.cc \
 		cpp_ops/engine/timeline.cc cpp_ops/engine/tests/engine_metrics_test.cc \
 		-o build/engine_metrics_test
+	$(UNIT_CXX) cpp_ops/engine/request_queue.cc cpp_ops/engine/stream_spec.cc \
+		cpp_ops/engine/data_type.cc cpp_ops/engine/tests/join_slot_test.cc -o build/join_slot_test
 	build/round_policy_test
 	build/handle_table_test
 	build/majority_rule_test
@@ -84,6 +91,8 @@ engine-unit-test:
 	build/data_type_test
 	build/stream_table_test
 	build/engine_metrics_test
+	build/join_slot_test
+	build/thread_schedstat_test
 
 # Plants each bug of lab/mutation/mutants.py in a scratch copy, one at a time, and runs
 # the tests that should catch it; prints the report (docs/mutation.md). About 20 min.

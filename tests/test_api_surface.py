@@ -16,6 +16,7 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 
 CHILD_ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
@@ -586,6 +587,43 @@ TF_CHILD = """
         return {"ranks": ranks, "tuple_kind": type(tup[0]).__name__,
                 "unlabelled_kind": type(first).__name__,
                 "unlabelled": np.asarray(first).tolist(), "unlabelled_len": len(unlabelled)}
+
+    @section("fusion")
+    def _():
+        # The Keras optimizer's fusion buffers: its model streams (<prefix>.model{i}, one
+        # per buffer) and values after 3 eager SGD steps (gradient i + 1 for variable i),
+        # per grouping of 4 float32 variables, and for float32 variables around a float64
+        # one. At size 1 the average is the model itself: every grouping gives the same
+        # bits, and the float64 variable keeps its 2**-40 only in a float64 buffer.
+        def steps(opt, variables):
+            for _ in range(3):
+                opt.apply_gradients([(tf.ones_like(v) * (i + 1), v)
+                                     for i, v in enumerate(variables)])
+            return [v.numpy().tolist() for v in variables]
+
+        def run(variables, **kw):
+            opt = hvd.DistributedWagmaOptimizer(tf.keras.optimizers.SGD(0.1), sync_period=3,
+                                                **kw)
+            values = steps(opt, variables)
+            prefix = opt.wagma_status().name + "."
+            # Only the model's streams: the "sync" ones average the optimizer's
+            # floating variables (Keras 3's SGD has its learning rate among them).
+            return {"streams": sorted(k[len(prefix):] for k in hvd.stats()
+                                      if k.startswith(prefix + "model")), "values": values}
+
+        def four():
+            return [tf.Variable(np.arange(n, dtype="float32") + 1.0) for n in (3, 2, 4, 1)]
+
+        def mixed():
+            return [tf.Variable(np.full(3, 1.0, "float32")),
+                    tf.Variable(np.full(2, 1.0 + 2.0 ** -40, "float64")),
+                    tf.Variable(np.full(2, 2.0, "float32"))]
+        out = {"default": run(four()), "num_groups": run(four(), num_groups=2)}
+        grouped = four()
+        out["groups"] = run(grouped, groups=[[grouped[3], grouped[0]]])
+        out["mixed"] = run(mixed())
+        out["mixed_local"] = steps(tf.keras.optimizers.SGD(0.1), mixed())  # no WAGMA
+        return out
 """
 
 
@@ -713,6 +751,39 @@ def test_keras_gradient_allreduce_arguments_have_no_effect(tf_child):
     assert all(res["same"].values()), res["same"]
     assert all(res["same_knobs"].values()), res["same_knobs"]
     assert len(res["same"]) == 7
+
+
+@pytest.mark.tf
+def test_keras_groups_and_num_groups_only_split_the_fusion_buffers(tf_child):
+    """api.md: the Keras optimizer takes Horovod's Keras arguments, then WAGMA's "as for
+    PyTorch": groups / num_groups only split the fusion buffers, an int K into K
+    contiguous buckets, a list of lists into those buckets and every other variable
+    alone, one stream per buffer. 4 variables: one stream by default, model0 and model1
+    with num_groups=2, model0..model2 with groups=[[v3, v0]]; the values are those of
+    one buffer, bit for bit (size 1)."""
+    res = ok(tf_child["fusion"])
+    assert res["default"]["streams"] == ["model0"], res["default"]
+    assert res["num_groups"]["streams"] == ["model0", "model1"], res["num_groups"]
+    assert res["groups"]["streams"] == ["model0", "model1", "model2"], res["groups"]
+    for variant in ("num_groups", "groups"):
+        assert res[variant]["values"] == res["default"]["values"], (variant, res)
+    # The steps moved the model: 3 steps of 0.1 * (i + 1) from 1..n.
+    assert res["default"]["values"][3] == pytest.approx([1.0 - 1.2], abs=1e-6), res
+
+
+@pytest.mark.tf
+def test_keras_fuses_one_buffer_per_dtype(tf_child):
+    """semantics.md, the optimizers (PyTorch and Keras): step() averages the
+    parameters fused into one buffer per dtype, step k round k of each buffer's
+    stream. A Keras model with a float64 variable between two float32 ones runs two
+    streams, model0 (float32, the sorted dtypes' first) and model1 (float64), and ends
+    with the plain SGD's values bit for bit (size 1), the float64 variable's 2**-40
+    included (a float32 buffer would round it away)."""
+    res = ok(tf_child["fusion"])
+    assert res["mixed"]["streams"] == ["model0", "model1"], res["mixed"]
+    assert res["mixed"]["values"] == res["mixed_local"], res
+    # Not vacuous: the float64 values are not float32 ones.
+    assert all(float(np.float32(v)) != v for v in res["mixed_local"][1]), res["mixed_local"]
 
 
 @pytest.mark.tf

@@ -48,6 +48,36 @@ def test_mismatches_and_invalid_knobs(framework):
             err = res[key]["error"]
             assert err and f"{knob} mismatch" in err, (rank, key, err)
             assert all(v in err for v in values), (rank, key, err)
+        # faults.md: "naming both values": each rank named with its own value of the
+        # knob (rank 0 one value, ranks 1 and 2 the other; rank 0 is always one of the
+        # two named, the first to register or the first that differs from it).
+        for key, knob, own in (("knob", "group_size", ("2", "3")),
+                               ("sync_mismatch", "sync_period", ("4", "5")),
+                               ("averaging_mismatch", "averaging", ("fresh", "local")),
+                               ("wa_mismatch", "wait_avoiding", ("False", "True")),
+                               ("global_mismatch", "global_rounds",
+                                ("blocking", "wait_avoiding")),
+                               ("staleness_mismatch", "max_staleness", ("3", "4"))):
+            err = res[key]["error"]
+            named = re.findall(rf"rank (\d+) has {knob} (\w+)", err)
+            assert len(named) == 2 and len({r for r, _ in named}) == 2 and \
+                "0" in {r for r, _ in named}, (rank, key, err)
+            assert all(v == own[0 if r == "0" else 1] for r, v in named), (rank, key, err)
+        # Specs alike in bytes still differ: float16 against bfloat16 (2 bytes each), and
+        # shape [2, 3] against [6] (6 elements each). Each is rejected at round 0 on every
+        # rank, each rank named with its own.
+        half = res["half_dtype"]
+        assert half["error"] and "dtype mismatch for stream 'bad_half'" in half["error"], \
+            (rank, half)
+        named = re.findall(r"rank (\d+) has dtype (\w+)", half["error"])
+        assert len(named) == 2 and all(d == ("float16" if r == "0" else "bfloat16")
+                                       for r, d in named), half["error"]
+        layout = res["layout"]
+        assert layout["error"] and "shape mismatch for stream 'bad_layout'" in \
+            layout["error"], (rank, layout)
+        named = re.findall(r"rank (\d+) has shape (\[[\d, ]+\])", layout["error"])
+        assert len(named) == 2 and all(s == ("[2, 3]" if r == "0" else "[6]")
+                                       for r, s in named), layout["error"]
         for key in ("group_size", "sync_period", "averaging", "global_rounds",
                     "max_staleness"):
             assert res[key]["type"] == "ValueError", (key, res[key])
@@ -84,11 +114,12 @@ def test_init_rejects_invalid_knobs(kwargs):
 
 
 @pytest.mark.parametrize("mode", ["differ", "differ_up_to",
+                                  pytest.param("differ_scope", marks=pytest.mark.extended),
                                   pytest.param("malformed", marks=pytest.mark.extended)])
 def test_fragment_settings_must_match_on_every_rank(mpi, mode):
     """api.md: HOROVOD_WAGMA_FRAGMENT_* (64512, 4 MiB, remote) must match across ranks.
-    Rank 0 sets one of them differently (the fragment size, or the largest message
-    cut): every rank's start fails, naming its own three values."""
+    Rank 0 sets one of them differently (the fragment size, the largest message cut,
+    or, extended, the scope): every rank's start fails, naming its own three values."""
     run = mpi("fragment_settings.py", 3, mode, timeout=120)
     assert sorted(run.results) == [0, 1, 2]
     for rank, res in run.results.items():
@@ -104,6 +135,11 @@ def test_fragment_settings_must_match_on_every_rank(mpi, mode):
             # The fragment size agrees; the largest message cut alone differs.
             assert "differ between ranks" in err, (rank, err)
             assert f"(this rank: 64512, {1048576 if rank == 0 else 4194304}, remote)" in err, \
+                (rank, err)
+        elif mode == "differ_scope":
+            # The sizes agree; only the scope differs (rank 0 cuts local messages too).
+            assert "differ between ranks" in err, (rank, err)
+            assert f"(this rank: 64512, 4194304, {'all' if rank == 0 else 'remote'})" in err, \
                 (rank, err)
         else:
             assert ("'64k' is not a byte count" if rank == 0

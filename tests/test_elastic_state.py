@@ -4,6 +4,10 @@ Horovod's own states skip the sync after a reset caused by removals only; joiner
 always sync, so a removal followed at once by an addition hung a fresh-clone run
 (the survivors in their first step, the joiners in the sync). WAGMA's state syncs
 after every host update.
+
+Also without ranks: whose counters a sync() hands to whom (stand-ins for Horovod's
+collectives), what commit() keeps and restore() leaves, and the Keras state's reset and
+average (in a TensorFlow child, extended).
 """
 import types
 
@@ -86,3 +90,196 @@ def test_the_survivors_average_takes_the_floating_buffers_too(monkeypatch):
             assert torch.allclose(after[key], (value + 4.0) / 2), key
     assert after["1.running_mean"].tolist() == [2.5, 3.0]
     assert after["1.num_batches_tracked"].item() == 7
+
+
+
+def test_commit_keeps_counters_and_rng_restore_undoes_nothing():
+    """README/api.md: commit() saves "counters and RNG only" (never the model), and
+    restore() "undoes nothing": after a commit, training moves the model and the step;
+    the restore that Horovod's run calls after a failure leaves both as they are (a
+    survivor goes on from its own replica, no step counter goes back). One process:
+    commit's host-update check broadcasts through a stand-in."""
+    import importlib
+
+    import torch
+    elastic = importlib.import_module("horovod_wagma.torch.elastic")
+    torch.manual_seed(3)
+    model = torch.nn.Linear(2, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    state = elastic.WagmaState(model, opt, step=0)
+    state._bcast_object = lambda obj, *args, **kwargs: obj
+    torch.rand(5)  # the RNG moves after the state was made
+    state.step = 4
+    state.commit()
+    assert torch.equal(state._rng, torch.get_rng_state())
+    assert state._saved_state == {"step": 4}
+    with torch.no_grad():
+        model.weight.fill_(7.0)
+    state.step = 9
+    state.restore()
+    assert state.step == 9 and model.weight.tolist() == [[7.0, 7.0]]
+
+class Job:
+    """hvd for ElasticStateCore.sync() on one process: this process is `rank` of a job
+    whose ranks held a replica of the previous member set where `survivors` says so, and
+    hold `counters` (rank -> the state's counters). allgather_object gathers the flags,
+    broadcast_object returns the root's counters and records (root, name)."""
+
+    def __init__(self, rank, survivors, counters):
+        self._rank, self.survivors, self.counters = rank, survivors, counters
+        self.broadcasts = []
+
+    def rank(self):
+        return self._rank
+
+    def allgather_object(self, obj, name=None):
+        assert obj == self.survivors[self._rank], (obj, self.survivors)
+        return list(self.survivors)
+
+    def broadcast_object(self, obj, root_rank=0, name=None):
+        self.broadcasts.append((root_rank, name))
+        return dict(self.counters[root_rank])
+
+
+class RecordingState(ElasticStateCore):
+    """The framework's part recorded: the weight and divisor of the survivors' average,
+    or the root of the start's broadcast."""
+
+    def __init__(self, hvd, **counters):
+        self.optimizer = None
+        self.averaged, self.broadcast_from = [], []
+        super().__init__(hvd, basics=types.SimpleNamespace(ensure_started=lambda: None),
+                         **counters)
+
+    def _average_model(self, weight, survivors):
+        self.averaged.append((weight, survivors))
+
+    def _broadcast_model(self, root_rank):
+        self.broadcast_from.append(root_rank)
+
+
+# Rank 0 a joiner (a host's ranks replaced rank 0's), ranks 1 and 2 survivors one step
+# apart: every rank's counters before the sync.
+COUNTERS = {0: {"step": 0, "epoch": 0}, 1: {"step": 40, "epoch": 2},
+            2: {"step": 41, "epoch": 2}}
+
+
+@pytest.mark.parametrize("rank,weight,after", [
+    (0, 0.0, COUNTERS[1]),   # the joiner: the lowest-ranked survivor's counters
+    (1, 1.0, COUNTERS[1]),
+    (2, 1.0, COUNTERS[2]),   # a survivor ahead of rank 1 keeps its own: no step goes back
+])
+def test_joiners_take_the_lowest_ranked_survivors_counters_survivors_keep_theirs(
+        monkeypatch, rank, weight, after):
+    """README, elastic: hosts added "start from the survivors' average and counters", and
+    after a loss "no step counter goes back". With rank 0 a joiner (it need not be a
+    survivor) the counters come from the lowest-ranked survivor, rank 1, not from rank 0;
+    a survivor keeps its own counters even where rank 1's are behind; the average weighs
+    survivors 1 and the joiner 0 over the 2 survivors; every rank takes part in the
+    counters' broadcast (a collective)."""
+    from horovod_wagma.common import membership
+    monkeypatch.setattr(membership, "MEMBERSHIP", membership.Membership())
+    survivors = [False, True, True]
+    membership.MEMBERSHIP.was_survivor = survivors[rank]
+    job = Job(rank, survivors, COUNTERS)
+    state = RecordingState(job, **COUNTERS[rank])
+    state.sync()
+    assert state.averaged == [(weight, 2)] and state.broadcast_from == []
+    assert job.broadcasts == [(1, "wagma.elastic.counters")], job.broadcasts
+    assert (state.step, state.epoch) == (after["step"], after["epoch"]), vars(state)
+    # What a later commit saves, and a later sync starts from.
+    assert state._saved_state == after
+
+
+def test_the_first_sync_of_a_job_is_horovods_broadcast_from_rank_0(monkeypatch):
+    """At the job's start nobody holds a replica (no survivors): the model and the
+    counters come from rank 0, as in Horovod's own states, and nothing is averaged."""
+    from horovod_wagma.common import membership
+    monkeypatch.setattr(membership, "MEMBERSHIP", membership.Membership())
+    job = Job(1, [False, False], {0: {"step": 5}, 1: {"step": 0}})
+    state = RecordingState(job, step=0)
+    state.sync()
+    assert state.broadcast_from == [0] and state.averaged == []
+    assert job.broadcasts == [(0, None)] and state.step == 5
+
+
+# The Keras WagmaState (horovod_wagma/keras/elastic.py), in a child process that imports
+# TensorFlow (about 10 s, hence extended; it needs no Horovod init). Prints one JSON line.
+KERAS_CHILD = r"""
+import json, os, types
+os.environ["TF_USE_LEGACY_KERAS"] = "1"
+import horovod_wagma.keras as hvd               # before TensorFlow (Keras 2)
+import numpy as np
+import tensorflow as tf
+
+kelastic = hvd.elastic
+model = tf.keras.Sequential([tf.keras.layers.Dense(2, input_shape=(2,)),
+                             tf.keras.layers.BatchNormalization()])
+model.compile(optimizer=tf.keras.optimizers.SGD(0.1), loss="mse")
+model.make_train_function(); model.make_test_function(); model.make_predict_function()
+functions = lambda: [model.train_function is not None, model.test_function is not None,
+                     model.predict_function is not None]
+out = {"traced_before": functions()}
+state = kelastic.WagmaState(model, step=3)
+restarts = []
+state._basics = types.SimpleNamespace(restart=lambda: restarts.append(1))
+state.reset()
+out["traced_after_reset"] = functions()
+out["restarts"] = len(restarts)
+
+floating = [v for v in model.variables if v.dtype.is_floating]
+names = [v.name for v in floating]
+def set_values():
+    for i, v in enumerate(floating):
+        v.assign(np.full(tuple(v.shape.as_list()), float(i + 1), dtype=v.dtype.as_numpy_dtype))
+def values():
+    return [sorted(set(np.asarray(v).ravel().tolist())) for v in floating]
+# One rank stands in for two: the fake allreduce adds a second survivor whose every
+# value is 4.
+sums = []
+real = kelastic._hvd_tf
+kelastic._hvd_tf = types.SimpleNamespace(
+    Sum="Sum", allreduce=lambda t, op=None, name=None: sums.append(name) or t + 4.0)
+try:
+    set_values(); state._average_model(0.0, 1)     # a joiner: weight 0, one survivor
+    out["joiner"] = values()
+    set_values(); state._average_model(1.0, 2)     # a survivor, beside the other one
+    out["survivor"] = values()
+finally:
+    kelastic._hvd_tf = real
+out.update(names=names, sums=sums)
+print("RESULT=" + json.dumps(out))
+"""
+
+
+@pytest.mark.tf
+@pytest.mark.extended
+def test_keras_state_drops_traced_functions_and_averages_every_floating_variable():
+    """elastic.md: after a reset "the model's traced functions are dropped and traced
+    again for the new member set" (train, test and predict); README: added hosts start
+    from the survivors' average, in which joiners weigh 0. Keras's average is over
+    model.variables, BatchNorm's moving statistics included: a joiner takes the
+    survivors' values (4 everywhere), a survivor the mean of its own and the other's."""
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONUNBUFFERED="1",
+               OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    for var in ("HOROVOD_ELASTIC", "WAGMA_TIMELINE"):
+        env.pop(var, None)
+    done = subprocess.run([sys.executable, "-c", KERAS_CHILD], capture_output=True,
+                          text=True, timeout=300, env=env)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT=")]
+    assert done.returncode == 0 and lines, (done.stdout[-3000:], done.stderr[-5000:])
+    import json
+    res = json.loads(lines[-1][len("RESULT="):])
+    assert res["traced_before"] == [True, True, True], res
+    assert res["traced_after_reset"] == [False, False, False], res
+    assert res["restarts"] == 1, res
+    names = res["names"]
+    for part in ("kernel", "bias", "gamma", "beta", "moving_mean", "moving_variance"):
+        assert any(part in n for n in names), (part, names)
+    assert res["sums"] == ["wagma.elastic.average"] * 2, res["sums"]
+    assert res["joiner"] == [[4.0]] * len(names), list(zip(names, res["joiner"]))
+    assert res["survivor"] == [[(i + 1 + 4.0) / 2] for i in range(len(names))], \
+        list(zip(names, res["survivor"]))

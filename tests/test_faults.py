@@ -161,6 +161,26 @@ def test_stuck_rank_is_reported_and_times_out():
                      r"unreachable\)\. A rank may be stuck", err), err[-3000:]
     assert "ranks that have not entered it: [2]" in err
     assert res[2]["resumed"]
+    # faults.md: "the round's inspector (rank 0 for global rounds)": a group round's is
+    # its first member. Rank 1 waits in group round 3 of 'g' (members [1, 2], blocking)
+    # for the stopped rank 2: rank 1 itself warns, naming rank 2 as not waiting in it,
+    # and rank 0, not a member, says nothing of it.
+    assert re.search(r"\[horovod_wagma rank 1\] stall: group round 3 of stream 'g' has "
+                     r"waited \d+ s; ranks not waiting in it: \[2\] \(stall report of rank "
+                     r"1\); waiting: \[1\]", err), err[-3000:]
+    assert "[horovod_wagma rank 0] stall: group round 3 of stream 'g'" not in err, err[-3000:]
+    # With WAGMA_STALL_TIMEOUT_S the group round raises too: its kind, number and
+    # stream, the stopped rank named as not responding, and the inspector's note.
+    assert res[0]["group"] is None
+    group = res[1]["group"]
+    assert group["error"] is not None, group
+    waited = re.search(r"stalled: waited (\d+\.\d) s \(WAGMA_STALL_TIMEOUT_S=7\) in group "
+                       r"round 3 of stream 'g'; ranks not responding: \[2\] \(no answer",
+                       group["error"])
+    assert waited and float(waited.group(1)) >= 7.0, group
+    assert group["error"].endswith("; ranks not waiting in it: [2] (stall report of rank 1)"), \
+        group
+    assert group["errors"] == 1 and 6.5 < group["seconds"] < 22, group
 
 
 def test_a_held_call_is_reported_with_what_it_waits_on(mpi):
@@ -200,6 +220,14 @@ def test_a_held_call_is_reported_with_what_it_waits_on(mpi):
     assert "earlier rounds of the stream in flight here: none" in err, err[-3000:]
     assert "[horovod_wagma rank 1] hold: this engine's loop did not run for 2." in err, \
         err[-3000:]
+    # faults.md: the pause says how the engine thread spent it, from the kernel's
+    # accounting; a stopped process neither ran nor waited for a CPU.
+    paused = re.search(r"\[horovod_wagma rank 1\] hold: this engine's loop did not run for "
+                       r"(\d+\.\d) s .*; of those (\d+\.\d) s the thread ran (\d+\.\d) s on a "
+                       r"CPU, waited (\d+\.\d) s runnable and slept (\d+\.\d) s: asleep \(blocked "
+                       r"on a lock or a wait, or stopped\)", err)
+    assert paused, err[-3000:]
+    assert float(paused.group(5)) >= 1.5 and float(paused.group(3)) < 0.5, paused.group(0)
     assert err.count("hold: the application has waited") == 1
 
 

@@ -14,7 +14,7 @@ already exchanged round), kept as regression tests.
 import collections
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import resident
@@ -165,6 +165,80 @@ def test_config_accepts_exactly_the_valid_knobs(knobs):
         assert not bad, f"invalid {bad} accepted: {knobs}"
         assert (cfg.group_size, cfg.sync_period, cfg.averaging, cfg.wait_avoiding) == \
             tuple(knobs.values())
+
+
+_GLOBAL_ROUNDS_VALUES = st.one_of(_KNOB_VALUES, st.sampled_from(
+    ["blocking", "wait_avoiding", "Blocking", "wait-avoiding", " blocking", b"blocking",
+     ["blocking"], ("wait_avoiding",), {"blocking": 1}, frozenset(["blocking"])]))
+_STALENESS_VALUES = st.one_of(_KNOB_VALUES, st.sampled_from(
+    [0, 4096, 4097, -1, True, False, 3.0, "3", [3]]))
+_AVERAGING_VALUES = st.one_of(_KNOB_VALUES, st.sampled_from(["delta", "local", "Delta"]))
+ALL_KNOBS = ("group_size", "sync_period", "averaging", "wait_avoiding", "global_rounds",
+             "max_staleness")
+
+
+def _bad_knobs(knobs):
+    """The knobs api.md refuses, each alone: group_size an int >= 2 or None, sync_period
+    1 to 4096, averaging fresh/paper/local/delta, wait_avoiding a bool, global_rounds
+    "blocking" or "wait_avoiding", max_staleness 0 to 4096 or None."""
+    def is_int(v):
+        return isinstance(v, int) and not isinstance(v, bool)
+    ok = {"group_size": _valid("group_size", knobs["group_size"]),
+          "sync_period": _valid("sync_period", knobs["sync_period"]),
+          "averaging": isinstance(knobs["averaging"], str) and knobs["averaging"] in (
+              "fresh", "paper", "local", "delta"),
+          "wait_avoiding": _valid("wait_avoiding", knobs["wait_avoiding"]),
+          "global_rounds": isinstance(knobs["global_rounds"], str) and knobs[
+              "global_rounds"] in ("blocking", "wait_avoiding"),
+          "max_staleness": knobs["max_staleness"] is None or (
+              is_int(knobs["max_staleness"]) and 0 <= knobs["max_staleness"] <= 4096)}
+    return [k for k in ALL_KNOBS if not ok[k]]
+
+
+_VALID_ALL = dict(group_size=None, sync_period=10, averaging="fresh", wait_avoiding=True,
+                  global_rounds="blocking", max_staleness=None)
+
+
+@settings(max_examples=400, derandomize=True, database=None, deadline=None)
+@given(st.fixed_dictionaries({"group_size": _KNOB_VALUES, "sync_period": _KNOB_VALUES,
+                              "averaging": _AVERAGING_VALUES, "wait_avoiding": _KNOB_VALUES,
+                              "global_rounds": _GLOBAL_ROUNDS_VALUES,
+                              "max_staleness": _STALENESS_VALUES}))
+# Every other knob valid, global_rounds unhashable or of the wrong type: refused by name
+# (faults.md: "a TypeError/ValueError naming the argument"), not "unhashable type".
+@example(dict(_VALID_ALL, global_rounds=["wait_avoiding"]))
+@example(dict(_VALID_ALL, global_rounds={"blocking": 1}))
+@example(dict(_VALID_ALL, global_rounds=b"blocking"))
+@example(dict(_VALID_ALL, max_staleness=[3]))
+@example(dict(_VALID_ALL, averaging="delta", global_rounds="wait_avoiding", max_staleness=0))
+@example(dict(_VALID_ALL, group_size=2, sync_period=4096, averaging="paper",
+              wait_avoiding=False, max_staleness=4096))
+@example(dict(_VALID_ALL, wait_avoiding=False, global_rounds="wait_avoiding"))
+def test_config_accepts_exactly_the_valid_knobs_global_rounds_and_max_staleness_too(knobs):
+    """Every knob the op and init() take, global_rounds and max_staleness among them
+    (the fuzz worker's calls never pass those two): a valid set is accepted as given
+    and reaches the engine's fields ("used with wait-avoiding global rounds only":
+    max_staleness, None meaning sync_period, for those streams, 0 for blocking ones);
+    an invalid knob is a ValueError naming one of the invalid ones; and wait-avoiding
+    global rounds with wait_avoiding=False are refused, naming global_rounds."""
+    from horovod_wagma.common.config import AVERAGING_RULES, GLOBAL_ROUNDS, WagmaConfig
+    bad = _bad_knobs(knobs)
+    crossed = not bad and knobs["global_rounds"] == "wait_avoiding" and \
+        knobs["wait_avoiding"] is False
+    try:
+        cfg = WagmaConfig(**knobs)
+    except ValueError as e:
+        assert bad or crossed, f"valid knobs {knobs} refused: {e}"
+        assert any(k in str(e) for k in (bad or ["global_rounds"])), (knobs, str(e))
+        return
+    assert not bad and not crossed, f"invalid {bad or 'combination'} accepted: {knobs}"
+    assert tuple(getattr(cfg, k) for k in ALL_KNOBS) == tuple(knobs[k] for k in ALL_KNOBS)
+    wa_global = knobs["global_rounds"] == "wait_avoiding"
+    bound = knobs["sync_period"] if knobs["max_staleness"] is None else knobs["max_staleness"]
+    assert cfg.engine_fields(4) == [
+        2 if knobs["group_size"] is None else knobs["group_size"], knobs["sync_period"],
+        AVERAGING_RULES[knobs["averaging"]], int(knobs["wait_avoiding"]),
+        GLOBAL_ROUNDS[knobs["global_rounds"]], bound if wa_global else 0], (knobs,)
 
 
 def test_sync_period_and_max_staleness_bounds_are_inclusive():

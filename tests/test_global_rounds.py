@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import resident
-from reference import LEFT_OUT, left_out_trajectory
+from reference import LEFT_OUT, left_out_trajectory, phase_of
 
 pytestmark = [pytest.mark.ranks, pytest.mark.slow]
 P, S, TAU, ROUNDS, STEP_S = 4, 2, 5, 60, 0.01
@@ -29,7 +29,8 @@ RULES = ["fresh", "paper", "local", "delta"]
 TORCH_ON_P = [scenario(2, "blocking"), scenario(2, "wait_avoiding"),
               scenario(4, "blocking"), scenario(4, "wait_avoiding"),
               scenario(4, "wait_avoiding", max_staleness=1)] + [
-                  f"left_out,{rule}" for rule in RULES] + ["left_out,local,0", "delta_moves"]
+                  f"left_out,{rule}" for rule in RULES] + ["left_out,local,0", "delta_moves",
+                                                           "local_base"]
 TF_ON_P = [scenario(4, "blocking"), scenario(4, "wait_avoiding")]
 THOUSANDS = scenario(3, "wait_avoiding", max_staleness=8, rounds=3000, step_s=0.001, tau=10)
 
@@ -269,3 +270,91 @@ def test_delta_moves_sum_to_zero_over_the_ranks(torch_launch):
         moves = np.array([res[r]["cumulative"][served] for r in range(P)])
         assert np.abs(moves.sum(axis=0)).max() < 1e-9 * max(1.0, np.abs(moves).max()), (
             served, moves.sum(axis=0))
+
+
+# workers/global_rounds.py's local_base: the away rank, the rounds its engine serves while
+# its app sits in barriers, tau and the step every app takes before a call.
+LOCAL_AWAY, LOCAL_AWAY_ROUNDS, LOCAL_TAU = 0, (3, 4, 5), 100
+
+
+def _local_delta(r, k):
+    return 0.25 * (r + 1) + 0.125 * k
+
+
+def local_base_trajectory(x0, phases):
+    """(inputs, outputs): rank -> round -> value, for the local_base choreography. Round
+    0 is global. In each later round one app per group moves its value by its step and
+    calls, the others call with their output unchanged, and in LOCAL_AWAY_ROUNDS the
+    away rank's engine contributes its last output c instead of its app (every other
+    member's c is its input: the plain mean m). The away app then collects those rounds
+    in order, each input its output plus a step: by "local" m + (x - b), b = c plus
+    the corrections (out - x) it applied since c was taken, while it applied at most
+    one; by "fresh" m + (x - c) / g after two (docs/semantics.md, averaging rules)."""
+    x0 = np.asarray(x0, dtype=np.float64)
+    P = len(x0)
+    y = np.tile(x0.mean(axis=0), (P, 1))
+    inputs = {r: {0: x0[r]} for r in range(P)}
+    outputs = {r: {0: y[r].copy()} for r in range(P)}
+    away_mean = {}
+    for k in range(1, max(LOCAL_AWAY_ROUNDS) + 1):
+        for group in phases[phase_of(k, LOCAL_TAU, len(phases))]:
+            away = LOCAL_AWAY in group and k in LOCAL_AWAY_ROUNDS
+            callers = [m for m in group if not (away and m == LOCAL_AWAY)]
+            contributions = []
+            for m in group:
+                if m in callers:
+                    inputs[m][k] = y[m] + (_local_delta(m, k) if m == callers[0] else 0.0)
+                    contributions.append(inputs[m][k])
+                else:
+                    contributions.append(y[m])  # c: the away app's last output
+            mean = np.mean(contributions, axis=0)
+            for m in callers:
+                outputs[m][k] = mean
+                y[m] = mean
+            if away:
+                away_mean[k] = (mean, len(group))
+    c, x_prev, applied = y[LOCAL_AWAY].copy(), y[LOCAL_AWAY].copy(), []
+    for j, k in enumerate(LOCAL_AWAY_ROUNDS):
+        x = x_prev + _local_delta(LOCAL_AWAY, k)
+        m, g = away_mean[k]
+        if j > 1:
+            out = m + (x - c) / g
+        else:
+            out = m + (x - (c + sum(o - i for i, o in applied)))
+        inputs[LOCAL_AWAY][k], outputs[LOCAL_AWAY][k] = x, out
+        applied.append((x, out))
+        x_prev = out
+    return inputs, outputs
+
+
+def test_local_base_takes_the_results_applied_since_and_fresh_past_one(torch_launch):
+    """docs/semantics.md, averaging rules: for "local", b is c plus the results the app
+    applied after c was taken; past one such result the round takes "fresh". Blocking
+    global rounds (the op's default), S 2, the "local" rule: rank 0's engine joins group
+    rounds 3, 4 and 5 with its round-2 output while its app sits in barriers, then the
+    app collects them in order. Round 3 is m + (x - c); round 4, one result (round 3's)
+    applied since its c, m + (x - (c + out3 - x3)); round 5, two, m + (x - c) / 2. Every
+    other output is the plain group mean. And the stream is blocking: its values old in
+    rounds are never candidates for leaving out (rounds_kept_ahead, rounds_left_out: 0;
+    faults.md's stats are "(wait-avoiding global rounds)"), while their ages, rounds
+    since the app last called, are counted (1, 2 and 3)."""
+    res = torch_launch.results("local_base")
+    x0 = [res[r]["x0"] for r in range(P)]
+    inputs, outputs = local_base_trajectory(x0, res[0]["phases"])
+    for rank in range(P):
+        assert sorted(map(int, res[rank]["outputs"])) == sorted(outputs[rank]), rank
+        for k, want in outputs[rank].items():
+            got_in = np.array(res[rank]["inputs"][str(k)])
+            got = np.array(res[rank]["outputs"][str(k)])
+            assert np.abs(got_in - inputs[rank][k]).max() < 1e-12, (rank, k, got_in)
+            assert np.abs(got - want).max() < 1e-12, (rank, k, got, want)
+            assert res[rank]["served"][str(k)] == k, (rank, k, res[rank]["served"])
+        st = res[rank]["stream"]
+        assert st["rounds_kept_ahead"] == 0 and st["rounds_left_out"] == 0, (rank, st)
+        assert st["rounds_skipped"] == 0, (rank, st)
+    away = res[LOCAL_AWAY]["stream"]
+    assert away["passive_joins"] == 3 and away["rounds"] == 6, away
+    assert {int(a): n for a, n in away["contribution_age_histogram"].items()} == \
+        {1: 1, 2: 1, 3: 1}, away
+    # Published staleness: round 2's output was 0, 1 and 2 rounds old at rounds 3-5.
+    assert away["staleness_max"] == 2 and away["staleness_mean"] == pytest.approx(1.0), away

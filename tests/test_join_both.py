@@ -98,3 +98,32 @@ def test_blocking_horovod_join_then_the_engines(engine):
     calls = []
     assert join_both.join_engine_and_horovod(lambda: calls.append(1)) == 2
     assert calls == [1]
+
+
+def test_blocking_horovod_join_that_fails_gives_way_to_the_engines_error(engine):
+    """TensorFlow's path (Horovod's join op blocks): a rank that leaves without join()
+    ends Horovod's join as "Horovod has been shut down", naming nobody; faults.md: the
+    others' join() "fails with an error naming it", the engine's, raised from Horovod's.
+    Where the engine's join has not failed, Horovod's own error is raised."""
+    shut = RuntimeError("Horovod has been shut down")
+
+    def failing_join():
+        raise shut
+    engine.update(error="rank 3 left without join() while other ranks were joining")
+    with pytest.raises(WagmaError, match="rank 3 left without join") as caught:
+        join_both.join_engine_and_horovod(failing_join)
+    assert caught.value.__cause__ is shut
+    engine.update(waits=0, error=None, slices=10 ** 9)
+    with pytest.raises(RuntimeError, match="shut down") as caught:
+        join_both.join_engine_and_horovod(failing_join)
+    assert caught.value is shut and engine["waits"] == 1
+
+
+def test_blocking_horovod_join_when_every_rank_had_joined(engine, monkeypatch):
+    """The engine's join_start already knows the last rank (every rank had joined):
+    Horovod's join still runs (its collectives need this rank), and join() returns the
+    engine's answer without waiting for the engine again."""
+    monkeypatch.setattr(engine_lib, "join_start", lambda: 1)
+    calls = []
+    assert join_both.join_engine_and_horovod(lambda: calls.append(1)) == 1
+    assert calls == [1] and engine["waits"] == 0

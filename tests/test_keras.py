@@ -7,13 +7,15 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 
 import resident
 
 pytestmark = [pytest.mark.ranks, pytest.mark.tf, pytest.mark.slow]
 SCENARIOS = ["fit", "eager", "fp16_values", "uneven", "drift", "wa_fit_straggler",
-             "balanced_horovod", "balanced", "state_on_sync", "state_on_sync_wa", "keras_join"]
+             "balanced_horovod", "balanced", "state_on_sync", "state_on_sync_wa",
+             "op_in_function", "process_set", "quasi_global", "keras_join"]
 
 
 RESIDENT = resident.item("keras_checks.py", 3, *SCENARIOS, framework="tensorflow", timeout=600)
@@ -51,6 +53,18 @@ def test_fit_graph_mode_with_callbacks(launch):
         for logged, engine in zip(res["wait_s"], res["engine_wait_s"]):
             assert engine > 0 and abs(logged - engine) <= 0.1 * engine + 1e-4, \
                 (res["wait_s"], res["engine_wait_s"])
+    # api.md: MetricAverageCallback averages the epoch's scalar metrics, so also the
+    # validation metrics of the one epoch that has them (validation_freq=2: epoch 1),
+    # between epochs without: the logs' keys differ from epoch to epoch.
+    for res in results.values():
+        assert [e for e, *_ in res["own_val"]] == [1], res["own_val"]
+        for k in range(2):  # val_loss, val_accuracy
+            mean = sum(results[r]["own_val"][0][1 + k] for r in results) / len(results)
+            assert res["logged_val"][k] == pytest.approx([mean], rel=1e-9, abs=1e-12), \
+                (k, res["logged_val"], mean)
+    # Each rank validated its own data: the average is not the rank's own value.
+    own_val_losses = [results[r]["own_val"][0][1] for r in results]
+    assert max(own_val_losses) - min(own_val_losses) > 1e-6, own_val_losses
 
 
 def test_eager_gradient_tape(launch):
@@ -262,3 +276,85 @@ def test_module_join_serves_rounds_and_returns_the_last_rank(launch):
     r0 = results[0]
     assert r0["after"]["passive"] >= 4, r0  # at least the rounds up to rank 1's end
     assert r0["after"]["aged"] == 0 and r0["after"]["left_out"] == 0, r0
+
+
+def test_a_second_sync_is_again_the_exact_mean_with_wait_avoiding_global_rounds(launch):
+    """docs/api.md (Keras): sync(variables) averages them over all ranks now, through
+    blocking global rounds (semantics.md: afterwards all models are identical), also
+    where the optimizer's own global rounds are wait-avoiding (keras_join's) and also
+    the second time: after join() and a first sync(), every rank moves its model by
+    its own amount and syncs again, rank 0 0.5 s late. Every rank then holds the exact
+    mean of the moved models, the same bits everywhere (a second round through the
+    optimizer's wait-avoiding global knobs would average rank 0's previous value and
+    leave rank 0 a model of its own)."""
+    for rank, res in launch.results("keras_join").items():
+        second = res["second_sync"]
+        assert second["identical"] and second["error"] < 1e-5, (rank, second)
+
+
+def test_drift_correction_learns_from_adams_first_moment(launch):
+    """docs/api.md, Keras drift_correction: the first moment is Adam's m (not its
+    second moment v). One eager Adam step from x = 0 (rank i's gradient -a_i), on_sync,
+    blocking global rounds, alpha 0.5: round 0 averages both of Adam's state tensors,
+    m to (1 - beta_1)(-mean a) and v to (1 - beta_2) mean(a^2), and the variate learns
+    m's move: c_i = 0.5 (mean_j m_j - m_i) = 0.5 (1 - beta_1)(a_i - mean a), exactly
+    (float64)."""
+    results = launch.results("drift")
+    a = np.array([results[r]["adam"]["a"] for r in sorted(results)])
+    b1, b2 = 0.9, 0.999
+    assert np.abs(a - a.mean(axis=0)).max() > 0.5  # the ranks' biases differ
+    for rank, res in results.items():
+        adam = res["adam"]
+        np.testing.assert_allclose(adam["m"], -(1 - b1) * a.mean(axis=0), rtol=1e-9,
+                                   atol=1e-12, err_msg=f"m, rank {rank}")
+        np.testing.assert_allclose(adam["v"], (1 - b2) * (a ** 2).mean(axis=0), rtol=1e-9,
+                                   atol=1e-12, err_msg=f"v, rank {rank}")
+        np.testing.assert_allclose(adam["c"], 0.5 * (1 - b1) * (a[rank] - a.mean(axis=0)),
+                                   rtol=0, atol=1e-12, err_msg=f"c, rank {rank}")
+
+
+def test_tf_op_inside_tf_function_runs_one_round_per_call(launch):
+    """docs/api.md: the TensorFlow group_allreduce works inside tf.function, where each
+    execution of the op is one round; return_round=True returns the round as an int64
+    scalar. A function that calls the op twice on the same input runs two rounds per
+    execution, in program order (rounds 2k and 2k + 1 of 4 executions), each result
+    the exact gossip average of its round (reference.average_round)."""
+    for rank, res in launch.results("op_in_function").items():
+        assert res["rounds"] == [[2 * k, 2 * k + 1] for k in range(4)], (rank, res)
+        assert res["err"] < 1e-9, (rank, res)
+        assert res["round_dtype"] == "int64" and res["round_ndims"] == 0, (rank, res)
+
+
+def test_op_and_optimizer_over_a_process_set_average_its_ranks_only(launch):
+    """docs/api.md: the op's process_set forms groups among the set's ranks, and the
+    Keras optimizer's restricts WAGMA to the set (Horovod's arguments "as for
+    PyTorch"): over phase 0's groups of groups(3, 2), [0, 1] and [2], one stream name
+    for both sets, round 0 (global) gives each rank the mean over its set alone, for
+    the op and for the optimizer's model after an SGD(0) step. MPI only: on Gloo
+    init() registers no group process sets."""
+    if launch.transport == "gloo":
+        pytest.skip("on Gloo init() registers no group process sets (test_api.py checks it)")
+    results = launch.results("process_set")
+    assert sorted(tuple(res["members"]) for res in results.values()) == [(0, 1), (0, 1), (2,)]
+    for rank, res in results.items():
+        members = res["members"]
+        assert rank in members, (rank, members)
+        mean = sum(members) / len(members)
+        assert res["op"] == pytest.approx([mean, 10 * mean], abs=1e-12), (rank, res["op"])
+        want = np.mean([results[m]["own"] for m in members], axis=0)
+        assert np.abs(np.array(res["model"]) - want).max() < 1e-12, (rank, res, want)
+
+
+def test_quasi_global_rebuilds_the_velocity_and_does_not_average_it(launch):
+    """docs/api.md, Keras "quasi_global": the velocity is rebuilt after each step's
+    averaging, v = beta v_old + (1 - beta)(x_after - x_before), and the buffers are not
+    averaged at global rounds (semantics.md: PyTorch also averages them; Keras does
+    not): after the global rounds 0 and 2 of tau 3 the ranks' velocities differ, each
+    its own rule's. With "never" the velocity is SGD's own and the rule does not hold
+    (the check can fail). 3 ranks, group rounds that wait for every member, 4 eager
+    steps."""
+    for rank, res in launch.results("quasi_global").items():
+        qgm, never = res["quasi_global"], res["never"]
+        assert qgm["moved"] > 1e-3 and qgm["residual"] < 1e-5, (rank, qgm)
+        assert qgm["same_at_global"] == [False, False], (rank, qgm)
+        assert never["residual"] > 1e-3, (rank, never)

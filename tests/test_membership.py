@@ -94,6 +94,30 @@ def test_the_previous_member_set_is_the_newest_replica_anyone_holds():
     assert m.changes[-1]["lost"] == [1], m.changes
 
 
+def test_a_reset_before_the_first_sync_completed_is_numbered_anew_and_keeps_its_joiner():
+    """Generation 2 (the 4 ranks of generation 1 and a joiner, ("new", 20)) was reset
+    again before its first sync completed: every rank ran in generation 2, but the
+    survivors still hold generation 1's replica and the joiner its own initial model.
+    The next member set is generation 3 (numbered past every generation any member has
+    run in: its engine gets a rendezvous prefix and a trace of its own, elastic.md's
+    trace.gen2.<rank>.json, ..., not generation 2's again), judged against generation 1,
+    and the joiner is still a joiner (README, elastic: added hosts "start from the
+    survivors' average", weighing 0; elastic.md:31-32), the survivors survivors."""
+    ran_in_2 = [dict(survivor(ident), generation=2) for ident in PREVIOUS] + [
+        {"id": ("new", 20), "generation": 2, "replica": 0, "members": []}]
+    for rank, survived in ((0, True), (4, False)):
+        m = Membership()
+        m.generation = 2
+        if survived:
+            m.replica_generation, m.replica_members = 1, list(PREVIOUS)
+        prefix = m.agree(Gathered(ran_in_2, rank=rank))
+        assert m.generation == 3 and prefix == "gen3.5.", (m.generation, prefix)
+        assert m.was_survivor is survived, (rank, m.was_survivor)
+        # Against generation 1: nobody lost, the joiner (rank 4) still counted as added.
+        assert m.changes[-1]["lost"] == [] and m.changes[-1]["added"] == [4], m.changes
+        assert m.changes[-1]["generation"] == 3 and m.changes[-1]["rank"] == rank, m.changes
+
+
 def test_a_first_generation_is_never_fenced():
     """No previous member set (every replica 0): the job starts, whatever its size."""
     m = Membership()

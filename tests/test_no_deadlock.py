@@ -174,6 +174,20 @@ def test_keras_fit_with_horovod_callbacks_over_many_epochs(transport):
         for rank in runs:
             assert runs[rank]["loss"] == pytest.approx(runs[0]["loss"], abs=1e-9)
             assert runs[rank]["allreduced"] == pytest.approx(runs[0]["allreduced"])
+        # api.md: it averages "the epoch's scalar metrics", the validation ones too: the
+        # logged loss and val_loss are the ranks' means of their own (each rank validates
+        # its own data with its own model: they differ), every epoch. And "in place in
+        # logs": the Horovod allreduce after it reads the average already.
+        for key in ("loss", "val_loss"):
+            for e in range(10):
+                mean = sum(r[f"own_{key}"][e] for r in runs.values()) / size
+                for rank, r in runs.items():
+                    assert abs(r[key][e] - mean) <= 1e-9 * max(1.0, abs(mean)), \
+                        (pattern, key, e, rank, r[key][e], mean)
+        own_val = [[r["own_val_loss"][e] for r in runs.values()] for e in range(10)]
+        assert any(max(v) - min(v) > 1e-6 for v in own_val), own_val
+        for rank, r in runs.items():
+            assert r["allreduced"] == pytest.approx(r["loss"], rel=1e-6), (pattern, rank)
         assert len(list(checkpoints.glob(f"run{i}-*.weights.h5"))) == 10
 
 

@@ -11,7 +11,7 @@ from reference import average_round, is_global
 pytestmark = pytest.mark.ranks
 
 SCENARIOS = ["identical_after_global", "lr0", "passes", "fp16", "fp16_values", "state_values",
-             "hooks", "fusion_groups",
+             "state_after_sync_first_and_reload", "hooks", "fusion_groups", "drift_groups",
              "bad_args", "drift", "wa_lr0", "wa_straggler_join"]  # the one that calls join() runs last
 
 
@@ -77,7 +77,8 @@ def test_optimizer_state_averaging_modes_and_sync(checks):
     reference.average_round, global at round 0); "on_sync" only at global rounds
     (round 0); "never" in none. sync() averages it over all ranks exactly unless
     "never", which leaves it untouched; "quasi_global"'s rebuilt momentum is state
-    too, averaged by sync()."""
+    too, averaged by sync(). "never" still averages named_buffers at global rounds;
+    Adam's two moments are averaged at the global round and by sync()."""
     results = checks.results("state_values")
     phases = groups(4, 2)
     for mode in ("always", "on_sync", "never"):
@@ -106,6 +107,37 @@ def test_optimizer_state_averaging_modes_and_sync(checks):
     assert np.abs(before - before.mean(axis=0)).max() > 1e-4  # ranks differed
     assert np.abs(synced - before.mean(axis=0)).max() < 1e-5
     assert all(np.array_equal(synced[r], synced[0]) for r in range(4))
+    # "never" keeps the state local but not the named_buffers (api.md: averaged at
+    # global rounds): the BatchNorm running mean after round 0 (global) is the exact
+    # mean of the ranks' own, the same bits everywhere; after the group rounds 1-3 it
+    # is each rank's own, untouched.
+    bn_own = np.array([results[r]["never"]["bn_own"] for r in range(4)])  # (P, step, 16)
+    bn_after = np.array([results[r]["never"]["bn_after"] for r in range(4)])
+    assert np.abs(bn_own[:, 0] - bn_own[:, 0].mean(axis=0)).max() > 1e-3  # ranks differed
+    assert np.abs(bn_after[:, 0] - bn_own[:, 0].mean(axis=0)).max() < 1e-6
+    assert all(np.array_equal(bn_after[r, 0], bn_after[0, 0]) for r in range(4))
+    assert np.array_equal(bn_after[:, 1:], bn_own[:, 1:])
+    # Adam (on_sync, the default) at the rounds: both moments (Adam keeps two state
+    # tensors per parameter) are averaged at the global round 0, exp_avg_sq included,
+    # and stay local at the group round 1. Torch's Adam from zero moments: exp_avg =
+    # (1 - b1) g, exp_avg_sq = (1 - b2) g^2, then m <- b m + (1 - b) g' per step.
+    b1, b2 = 0.9, 0.999
+    g = np.array([results[r]["adam"]["grads"] for r in range(4)])  # (P, step, n)
+    got = {key: np.array([[results[r]["adam"]["moments"][s][key] for s in range(2)]
+                          for r in range(4)]) for key in ("exp_avg", "exp_avg_sq")}
+    own0 = {"exp_avg": (1 - b1) * g[:, 0], "exp_avg_sq": (1 - b2) * g[:, 0] ** 2}
+    for key, own in own0.items():
+        scale = np.abs(own).max()
+        assert np.abs(own - own.mean(axis=0)).max() > 1e-2 * scale, key  # ranks differed
+        err = np.abs(got[key][:, 0] - own.mean(axis=0)).max()
+        assert err <= 1e-5 * scale, (key, err, scale)
+        assert all(np.array_equal(got[key][r, 0], got[key][0, 0]) for r in range(4)), key
+    want1 = {"exp_avg": b1 * got["exp_avg"][:, 0] + (1 - b1) * g[:, 1],
+             "exp_avg_sq": b2 * got["exp_avg_sq"][:, 0] + (1 - b2) * g[:, 1] ** 2}
+    for key, want in want1.items():
+        scale = np.abs(want).max()
+        err = np.abs(got[key][:, 1] - want).max()
+        assert err <= 1e-5 * scale, (key, err, scale)
     # Adam (on_sync, the default): sync() averages both moments, exp_avg_sq included.
     for key in ("exp_avg", "exp_avg_sq"):
         before = np.array([results[r]["adam"]["before_sync"][key] for r in range(4)])
@@ -117,6 +149,38 @@ def test_optimizer_state_averaging_modes_and_sync(checks):
         err = np.abs(synced - before.mean(axis=0)).max()
         assert err <= 1e-4 * scale, (key, err, scale)
         assert all(np.array_equal(synced[r], synced[0]) for r in range(4)), key
+
+
+def test_state_averaged_after_a_sync_before_the_first_step_and_after_load_state_dict(checks):
+    """api.md: sync() averages "the model (and buffers, and state unless never)", and
+    the state modes act at their rounds, whenever the state's tensors were made. A
+    sync() before the first step (no state yet) must not freeze the averaged tensors
+    to the model alone; load_state_dict() (a checkpoint's copy) replaces the state's
+    tensors, and the rounds after it must average the new ones."""
+    results = checks.results("state_after_sync_first_and_reload")
+    first = {r: results[r]["sync_first"] for r in range(4)}
+    # on_sync: the global round 0 averages the momentum (SGD's buffer starts at g).
+    g0 = np.array([first[r]["grads"][0] for r in range(4)])
+    after0 = np.array([first[r]["after"][0] for r in range(4)])
+    assert np.abs(g0 - g0.mean(axis=0)).max() > 1e-2  # ranks differed
+    assert np.abs(after0 - g0.mean(axis=0)).max() < 1e-6
+    before = np.array([first[r]["before_sync"] for r in range(4)])
+    synced = np.array([first[r]["after_sync"] for r in range(4)])
+    assert np.abs(before - before.mean(axis=0)).max() > 1e-2  # round 1 left it local
+    assert np.abs(synced - before.mean(axis=0)).max() < 1e-6
+    assert all(first[r]["c_count"] == first[r]["n_params"] > 0 for r in range(4))
+    # always, reloaded before step 2: the group round 2 averages the loaded momentum.
+    phases = groups(4, 2)
+    local = np.array([results[r]["reload"]["local"] for r in range(4)])
+    after = np.array([results[r]["reload"]["after"] for r in range(4)])
+    for step in range(4):
+        err = np.abs(after[:, step] - average_round(local[:, step], step, phases, 100)).max()
+        assert err < 1e-5, (step, err)
+    assert np.abs(average_round(local[:, 2], 2, phases, 100) - local[:, 2]).max() > 1e-2
+    before = np.array([results[r]["reload"]["before_sync"] for r in range(4)])
+    synced = np.array([results[r]["reload"]["after_sync"] for r in range(4)])
+    assert np.abs(before - before.mean(axis=0)).max() > 1e-2
+    assert np.abs(synced - before.mean(axis=0)).max() < 1e-6
 
 
 def test_groups_and_num_groups_only_split_the_fusion_buffers(checks):
@@ -134,6 +198,39 @@ def test_groups_and_num_groups_only_split_the_fusion_buffers(checks):
         for variant in ("num_groups", "groups"):
             err = np.abs(np.array(res[variant]["model"]) - base).max()
             assert err < 1e-5, (rank, variant, err)
+
+
+def test_drift_correction_default_alpha_per_group_scale_and_adam(checks):
+    """api.md: drift_correction=None is 0.25 where the optimizer keeps a first moment
+    (SGD with momentum, the Adam family) and the state is on_sync; at each global round
+    c_i += alpha k (mean_j m_j - m_i), k per parameter group (design.md: (1 - beta) /
+    (1 - dampening) for SGD's momentum buffer, 1 for Adam's exp_avg), the ranks'
+    variates summing to zero; c_i is added to the gradients of every later step.
+    workers/optimizer_checks.py drift_groups: rank i's first gradient is -a_i, so after
+    round 0 c_i = 0.25 k (a_i - mean a), exactly (float64)."""
+    results = checks.results("drift_groups")
+    a = np.array([results[r]["a"] for r in range(4)])
+    bias = a - a.mean(axis=0)  # (P, 10): w's 6, then v's 4
+    assert np.abs(bias).max() > 0.5
+    # c_i / (alpha bias_i) per parameter: SGD's k (m_i = g_i); Adam's k = 1 times
+    # exp_avg's 0.1 (m_i = 0.1 g_i).
+    for run, k_w, k_v in (("sgd", 0.1, 0.5 / 0.8), ("adam", 0.1, 0.1)):
+        c = np.array([np.concatenate(results[r][run]["c"]) for r in range(4)])
+        for r in range(4):
+            assert results[r][run]["alpha"] == 0.25, (run, results[r][run]["alpha"])
+            want = 0.25 * np.concatenate([k_w * bias[r, :6], k_v * bias[r, 6:]])
+            np.testing.assert_allclose(c[r], want, rtol=0, atol=1e-12, err_msg=f"{run} {r}")
+        assert np.abs(c.sum(axis=0)).max() < 1e-12, run
+    # SGD, step 1 (a group round: the momentum stays local): the buffer, averaged at
+    # round 0 to -mean(a), takes the gradient plus c_i; the model after round 0 is
+    # 0.05 * mean(a) everywhere (lr 0.05, first buffer -a_i, a global mean).
+    for r in range(4):
+        g1 = 0.05 * a.mean(axis=0) - a[r] + np.concatenate(results[r]["sgd"]["c"])
+        want_w = 0.9 * -a.mean(axis=0)[:6] + g1[:6]
+        want_v = 0.5 * -a.mean(axis=0)[6:] + 0.8 * g1[6:]
+        m1 = results[r]["sgd"]["m1"]
+        np.testing.assert_allclose(m1[0], want_w, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(m1[1], want_v, rtol=0, atol=1e-12)
 
 
 def test_process_set_subset(mpi):
@@ -209,8 +306,9 @@ def test_wait_avoiding_global_rounds_lockstep_equals_blocking(checks):
 
 def test_wait_avoiding_global_rounds_straggler_and_join(checks):
     """An 8x slower rank with a quarter of the steps: it skips rounds (its step counter
-    still counts its own steps), global-round duties follow the served rounds, and
-    join() ends every rank although their step counts differ 4x."""
+    still counts its own steps), global-round duties and the fp16 rule follow the
+    served rounds, and join() ends every rank although their step counts differ 4x;
+    training then goes on from the newest round, and a second sync() gives one model."""
     results = checks.results("wa_straggler_join")
     slow = results[3]
     assert slow["own_steps"] == 6
@@ -229,3 +327,28 @@ def test_wait_avoiding_global_rounds_straggler_and_join(checks):
         assert res["sync_rounds"] == due, (rank, res["served"], res["sync_rounds"])
         if rank != 3:
             assert res["own_steps"] == 24
+        # The fp16 rule follows the round that served each step (semantics.md: "the
+        # duties of global rounds (..., the fp16 rule)" by the served rounds): the
+        # model is exactly fp16 values (x <- avg16) after the steps served by a global
+        # round, and keeps its fp32 residual after the others.
+        assert res["fp16_exact"] == [is_global(s, 4) for s in res["served"]], (
+            rank, res["served"], res["fp16_exact"])
+    # Training after join() (faults.md: with wait-avoiding global rounds each rank keeps
+    # its own step count and the rounds continue from the newest): every rank's next 4
+    # steps, taken in step, are served by the 4 rounds after the furthest any app had
+    # reached, on every rank, whatever its own count; their duties and the fp16 rule
+    # follow those rounds; sync() again gives one model.
+    newest = max(res["served"][-1] for res in results.values())
+    for rank, res in results.items():
+        assert res["served_after"] == [newest + 1 + j for j in range(4)], (
+            rank, newest, res["served_after"])
+        assert res["own_steps_after"] == res["own_steps"] + 4, rank
+        prev, due = res["served"][-1], 0
+        for served in res["served_after"]:
+            due += any(is_global(r, 4) for r in range(prev + 1, served + 1))
+            prev = served
+        assert res["sync_rounds_after"] == due, (rank, res["served"][-1],
+                                                 res["served_after"], res["sync_rounds_after"])
+        assert res["fp16_exact_after"] == [is_global(s, 4) for s in res["served_after"]], (
+            rank, res["served_after"], res["fp16_exact_after"])
+        assert res["identical_after_second_sync"], rank

@@ -86,6 +86,29 @@ def test_drift_correction_default_follows_the_wrapped_optimizer():
     assert drift_policy.resolve_alpha(0.3, lambda: None, "on_sync", 0.0) == 0.3
 
 
+def test_drift_correction_reads_each_parameter_groups_moment():
+    """design.md: k converts each group's first moment to gradient units, (1 - beta) /
+    (1 - dampening) for SGD's momentum buffer, 1 for Adam's exp_avg, per parameter
+    group (a group's momentum or dampening overrides the optimizer's defaults); api.md:
+    a given drift_correction needs a first moment, so an SGD with one group without
+    momentum refuses it, and the default None leaves it off there."""
+    from horovod_wagma.torch.drift_correction import moment_scale, resolve_alpha
+    a, b = torch.nn.Parameter(torch.zeros(2)), torch.nn.Parameter(torch.zeros(2))
+    sgd = torch.optim.SGD([dict(params=[a]), dict(params=[b], momentum=0.5, dampening=0.2)],
+                          lr=0.1, momentum=0.9)
+    key, scales = moment_scale(sgd)
+    assert key == "momentum_buffer" and scales == pytest.approx([0.1, 0.5 / 0.8])
+    adam = torch.optim.Adam([dict(params=[a]), dict(params=[b], betas=(0.5, 0.9))])
+    assert moment_scale(adam) == ("exp_avg", [1.0, 1.0])
+    one_without = torch.optim.SGD([dict(params=[a]), dict(params=[b], momentum=0.0)],
+                                  lr=0.1, momentum=0.9)
+    with pytest.raises(ValueError, match="momentum > 0"):
+        moment_scale(one_without)
+    with pytest.raises(ValueError, match="drift_correction needs momentum"):
+        resolve_alpha(0.5, one_without, "on_sync")
+    assert resolve_alpha(None, one_without, "on_sync") == 0.0
+
+
 def test_a_given_drift_correction_needs_on_sync():
     """api.md: a given drift_correction (alpha > 0) learns at "on_sync" rounds only; with
     any other state mode it is a ValueError naming both knobs (the optimizer would

@@ -57,7 +57,7 @@ def test_partitions_bounded_groups_and_full_mixing(S):
 
 
 @pytest.mark.parametrize("S,L", [(2, 1), (2, 3), (2, 5), (3, 2), (3, 3), (4, 2), (4, 3),
-                                 (8, 2), (5, 2)])
+                                 (8, 2), (5, 2), (16, 2), (32, 2), (2, 7), (4, 4)])
 def test_power_of_S_is_exactly_the_butterfly(S, L):
     P = S ** L
     phases = groups(P, S)
@@ -72,6 +72,47 @@ def test_power_of_S_is_exactly_the_butterfly(S, L):
             d = digits(r)
             expected.setdefault(tuple(d[:p] + d[p + 1:]), []).append(r)
         assert sorted(phase) == sorted(expected.values()), (S, L, p)
+
+
+def fully_mixes_bits(P, phases):
+    """fully_mixes with Python ints as bitsets (fast for P in the hundreds)."""
+    L = len(phases)
+    for start in range(L):
+        knows = [1 << r for r in range(P)]
+        for j in range(L):
+            for g in phases[(start + j) % L]:
+                u = 0
+                for r in g:
+                    u |= knows[r]
+                for r in g:
+                    knows[r] = u
+        if any(k != (1 << P) - 1 for k in knows):
+            return False
+    return True
+
+
+# Beyond 64 ranks: the optimizers' default S is sqrt(P) rounded up to a power of two
+# (16 up to P = 256, 32 up to 1024; README, api.md), the op's too, and a group size
+# may be any int >= 2. More ranks than one 64-bit word holds.
+LARGE = sorted({(P, S) for P in (65, 96, 100, 128, 200, 256, 500, 1000, 1024)
+                for S in (default_group_size(P), optimizer_group_size(P), 10, 12)})
+
+
+@pytest.mark.parametrize("P,S", LARGE)
+def test_large_worlds_partition_bounded_groups_and_mix_fully(P, S):
+    """semantics.md, the group schedule, for P > 64: every phase partitions the ranks
+    into groups of at most S, any L consecutive phases mix every rank into every rank,
+    L is the fewest where P factors into L sizes of at most S, and never more than
+    2 * ceil(log_S P) + 1."""
+    phases = groups(P, S)
+    for phase in phases:
+        assert sorted(r for g in phase for r in g) == list(range(P)), (P, S)
+        assert all(1 <= len(g) <= S and g == sorted(g) for g in phase), (P, S)
+    assert fully_mixes_bits(P, phases), (P, S, len(phases))
+    L0 = min_phases(P, S)
+    if factors_into(P, S, L0):
+        assert len(phases) == L0, (P, S, len(phases))
+    assert len(phases) <= 2 * L0 + 1, (P, S, len(phases))
 
 
 def test_single_group_when_S_at_least_P():

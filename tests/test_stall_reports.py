@@ -7,7 +7,8 @@ WAGMA_STALL_WARNING_S=3 (reports after 0.75 s of waiting, probes after 1 s) and
 workers/probe_counter.c preloaded, which counts the liveness probes each engine
 receives (MPI only: it wraps the MPI call the engine receives control messages with).
 One 2-rank horovodrun --gloo (workers/liveness_zero.py) checks
-HOROVOD_WAGMA_LIVENESS_S=0 with the engine's elastic settings."""
+HOROVOD_WAGMA_LIVENESS_S=0 with the engine's elastic settings, and a 3-rank one
+(workers/join_lost_member.py) a member lost during join()."""
 import os
 import re
 import subprocess
@@ -114,3 +115,24 @@ def test_liveness_zero_counts_only_closed_connections(mpi, monkeypatch):
     assert killed["seconds"] < 10, killed
     assert "[horovod_wagma rank 0] rank 1 was lost: its connection closed" in run.stderr, \
         run.stderr[-3000:]
+
+
+def test_a_member_lost_during_join_raises_the_membership_verdict(mpi, monkeypatch):
+    """docs/faults.md, elastic.md: under elastic a lost member raises
+    WagmaMembershipChanged (a HorovodInternalError: elastic.run resets), also when the
+    survivors wait in join() (the engine's join reports the verdict; its text must map
+    to the same exception as a round's). Rank 2 dies without a goodbye while ranks 0
+    and 1 are in join(): 2 of 3 remain, a majority, so the verdict is a membership
+    change naming rank 2, within seconds."""
+    monkeypatch.setitem(CURRENT, "transport", "gloo")
+    env = {"HOROVOD_ELASTIC": "1", "HOROVOD_WAGMA_LOSS_SETTLE_MS": "300"}
+    run = mpi("join_lost_member.py", 3, timeout=120, env=env, check=False)
+    assert sorted(run.results) == [0, 1], (run.stdout[-3000:], run.stderr[-3000:])
+    for rank in (0, 1):
+        joined = run.results[rank]["joined"]
+        assert joined["error"] is not None, joined
+        assert joined["type"] == "WagmaMembershipChanged", joined
+        assert "HorovodInternalError" in joined["mro"], joined
+        assert re.search(r"membership changed: rank 2 was lost \([^()]*\); 2 of 3 ranks "
+                         r"remain", joined["error"]), joined
+        assert joined["seconds"] < 15, joined

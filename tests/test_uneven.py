@@ -79,6 +79,19 @@ def test_optimizer_join_with_uneven_batches(launch):
     for m in models[1:]:
         np.testing.assert_array_equal(m, models[0])  # sync() after join: identical
     assert all(res[r]["finite"] for r in range(4))
+    # Training goes on after join() (faults.md): the next 4 steps are rounds 41-44 on
+    # every rank (wagma_status: served_round is steps - 1 with blocking global rounds);
+    # round 44 is global (tau 5): the same model bits everywhere, and its duties
+    # average the momentum, which the group rounds 41-43 had left each rank's own.
+    for r in range(4):
+        assert res[r]["served_after"] == [41, 42, 43, 44], (r, res[r]["served_after"])
+        assert res[r]["steps_after"] == 45, r
+    m43 = [np.array(res[r]["momentum_43"]) for r in range(4)]
+    assert any(not np.array_equal(m, m43[0]) for m in m43[1:])  # local after round 43
+    for key in ("model_44", "momentum_44"):
+        values = [np.array(res[r][key]) for r in range(4)]
+        for v in values[1:]:
+            np.testing.assert_array_equal(v, values[0], err_msg=key)
 
 
 def test_repeated_joins_leave_blocking_rounds_exact(launch):

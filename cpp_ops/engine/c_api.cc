@@ -76,6 +76,9 @@ void wagma_shutdown_within(double timeout_s) { Engine::Get().Shutdown(timeout_s)
 int wagma_started(void) { return Engine::Get().started() ? 1 : 0; }
 int wagma_rank(void) { return Engine::Get().rank(); }
 int wagma_size(void) { return Engine::Get().size(); }
+double wagma_verdict_delay_ms(void) {
+  return Engine::Get().started() ? Engine::Get().VerdictDelayMs() : -1;
+}
 
 int wagma_default_group_size(int num_ranks) {
   return wagma::GroupSchedule::DefaultGroupSize(num_ranks);

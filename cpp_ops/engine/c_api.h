@@ -43,6 +43,9 @@ void wagma_shutdown_within(double timeout_s);
 int wagma_started(void);
 int wagma_rank(void);
 int wagma_size(void);
+// Under Horovod elastic, milliseconds from a first lost peer to the membership verdict;
+// -1 otherwise (or before the engine started).
+double wagma_verdict_delay_ms(void);
 int wagma_default_group_size(int num_ranks);
 // Writes phase-major group indices (out[p * P + r] = index of r's group in phase p) and
 // returns the number of phases, or -1 on error (also when cap is too small).

@@ -244,6 +244,12 @@ void Engine::FailEngine(const std::exception& e) {
 
 void Engine::Loop() {
   pthread_setname_np(pthread_self(), "wagma-engine");  // findable in top / /proc
+  {
+    // A loop pause names how this thread spent it (busy, starved, asleep), read from
+    // the kernel's accounting of this thread, whichever thread runs the pass.
+    std::lock_guard<std::mutex> lock(loop_mu_);
+    stalls_->WatchThread(ThreadSchedClock(ThreadSchedClock::CurrentThreadId()));
+  }
   using Clock = std::chrono::steady_clock;
   pacer_.Resume(Clock::now());
   while (!failed_) {

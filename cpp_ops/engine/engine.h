@@ -78,6 +78,9 @@ class Engine {
   bool started() const { return started_.load(); }
   int rank() const { return rank_; }
   int size() const { return size_; }
+  // Under Horovod elastic, milliseconds from a first lost peer to the membership
+  // verdict (HOROVOD_WAGMA_LOSS_SETTLE_MS); -1 otherwise.
+  double VerdictDelayMs() const { return settings_.elastic ? settings_.loss_settle_ms : -1; }
 
   // Returns a handle > 0, or 0 with *error set. `input` and `output` (which may be the
   // same buffer) must stay valid, and the input unchanged, until the handle completes.

@@ -344,10 +344,10 @@ void Engine::InspectStalls() {
   const Clock::time_point now = Clock::now();
   if (!stalls_->InspectionDue(now)) return;
   const StallSettings& cfg = stalls_->settings();
-  const double paused_s = stalls_->TakeLoopPause();
-  if (cfg.hold_report_s > 0 && paused_s > cfg.hold_report_s) {
-    std::fprintf(stderr, "%s\n", HoldLoopPauseText(rank_, paused_s).c_str());
-    metrics_.LoopPause(paused_s);
+  const StallMonitor::LoopPause pause = stalls_->TakeLoopPause();
+  if (cfg.hold_report_s > 0 && pause.seconds > cfg.hold_report_s) {
+    std::fprintf(stderr, "%s\n", HoldLoopPauseText(rank_, pause.seconds, pause.how).c_str());
+    metrics_.LoopPause(pause.seconds);
   }
   std::vector<std::tuple<Stream*, int64_t, std::string>> expired;
   double longest_wait = 0;

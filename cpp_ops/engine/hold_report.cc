@@ -127,10 +127,10 @@ std::string HoldViewText(int rank, int asker, Stream& s, int64_t round,
   return text;
 }
 
-std::string HoldLoopPauseText(int rank, double paused_s) {
+std::string HoldLoopPauseText(int rank, double paused_s, const std::string& how) {
   return Head(rank) + "this engine's loop did not run for " + Seconds(paused_s) +
          " (the thread was blocked or not scheduled): every round it serves waited that "
-         "long";
+         "long" + how;
 }
 
 std::string HoldPollText(int rank, double spent_s, const PollTally& tally) {

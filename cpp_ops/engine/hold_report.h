@@ -55,8 +55,9 @@ std::string HoldViewText(int rank, int asker, Stream& s, int64_t round,
 // it had not started and held no activation for: it joins that round now.
 std::string HoldJoinText(int rank, int asker, const Stream& s, int64_t round);
 
-// This engine's loop did not run for `paused_s`.
-std::string HoldLoopPauseText(int rank, double paused_s);
+// This engine's loop did not run for `paused_s`; `how`: what the thread did meanwhile
+// (SchedGapText: busy, starved or asleep), appended as it is.
+std::string HoldLoopPauseText(int rank, double paused_s, const std::string& how);
 
 // What one pass of PollControl handled: messages, per kind (ControlKind's number),
 // the longest single receive and the longest handling of one message.

@@ -64,7 +64,10 @@ int JoinSlot::Wait(int64_t timeout_us, std::string* error,
 void JoinSlot::Finish(int last_rank, const std::string& error) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!requested_) return;
+    // The first outcome stands until the waiter takes it: a failed engine finishes the
+    // join with its error (a membership verdict), then its loop's exit finishes it
+    // again with "shut down", which must not replace the reason.
+    if (!requested_ || result_ != -2 || !error_.empty()) return;
     result_ = error.empty() ? last_rank : -2;
     error_ = error;
   }

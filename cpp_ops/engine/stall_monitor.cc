@@ -9,12 +9,16 @@ namespace wagma {
 
 bool StallMonitor::InspectionDue(Clock::time_point now) {
   if (now - last_inspection_ < std::chrono::milliseconds(50)) return false;
+  const SchedTimes sched = sched_clock_.Read();
   if (last_inspection_ != Clock::time_point{} && now - last_inspection_ > kListenGap) {
     liveness_.Discount(now - last_inspection_);
-    loop_pause_s_ = std::max(loop_pause_s_,
-                             std::chrono::duration<double>(now - last_inspection_).count());
+    const double gap_s = std::chrono::duration<double>(now - last_inspection_).count();
+    if (gap_s > loop_pause_.seconds) {
+      loop_pause_ = {gap_s, SchedGapText(sched_at_last_inspection_, sched, gap_s)};
+    }
   }
   last_inspection_ = now;
+  sched_at_last_inspection_ = sched;
   return true;
 }
 

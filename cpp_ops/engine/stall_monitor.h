@@ -16,6 +16,7 @@
 
 #include "peer_liveness.h"
 #include "stall_inspector.h"
+#include "thread_schedstat.h"
 
 namespace wagma {
 
@@ -33,9 +34,16 @@ class StallMonitor {
   // in it is not held against peers (PeerLiveness::Discount).
   bool InspectionDue(Clock::time_point now);
   static constexpr std::chrono::milliseconds kListenGap{500};
-  // The longest such gap since the last call, in seconds (0: none), then forgotten:
-  // the hold report names a loop that did not run.
-  double TakeLoopPause() { return std::exchange(loop_pause_s_, 0.0); }
+  // The longest such gap since the last call, in seconds (0: none), and how the engine
+  // thread spent it (SchedGapText; "" without a clock), then forgotten: the hold report
+  // names a loop that did not run, and whether it was busy, starved or asleep.
+  struct LoopPause {
+    double seconds = 0;
+    std::string how;
+  };
+  LoopPause TakeLoopPause() { return std::exchange(loop_pause_, LoopPause{}); }
+  // The engine thread's scheduler accounting, read once per inspection (at most 20 Hz).
+  void WatchThread(ThreadSchedClock clock) { sched_clock_ = std::move(clock); }
   // Any message from a peer shows its engine alive.
   void Heard(int peer, Clock::time_point now) { liveness_.Heard(peer, now); }
   // Peers among `live_peers` to probe now, given the longest wait of an app call;
@@ -57,7 +65,9 @@ class StallMonitor {
 
  private:
   StallInspector inspector_;
-  double loop_pause_s_ = 0;
+  LoopPause loop_pause_;
+  ThreadSchedClock sched_clock_;
+  SchedTimes sched_at_last_inspection_;
   PeerLiveness liveness_;
   Clock::time_point last_inspection_;
   std::map<std::string, Clock::time_point> registration_warned_;

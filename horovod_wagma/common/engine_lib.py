@@ -33,6 +33,7 @@ def lib():
                                         ctypes.POINTER(ctypes.c_int), ctypes.c_int,
                                         ctypes.c_char_p, ctypes.c_int]
         _lib.wagma_enqueue.restype = ctypes.c_int64
+        _lib.wagma_verdict_delay_ms.restype = ctypes.c_double
         _lib.wagma_enqueue.argtypes = [
             ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ctypes.POINTER(ctypes.c_int64),
             ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(StreamConfig), ctypes.c_int,
@@ -127,6 +128,13 @@ def membership_changed(change):
     lib().wagma_membership_changed(json.dumps(change)[1:-1].encode())
 
 
+def verdict_delay_ms():
+    """Under Horovod elastic, milliseconds from a first lost peer to the engine's
+    membership verdict (HOROVOD_WAGMA_LOSS_SETTLE_MS); None otherwise."""
+    delay = lib().wagma_verdict_delay_ms()
+    return delay if delay >= 0 else None
+
+
 def started():
     return bool(lib().wagma_started())
 
@@ -217,22 +225,22 @@ def wait(handle):
 def join_start():
     """Starts this rank's join without waiting for the others; returns the last rank
     to join if every rank already has, else None (then call join())."""
-    from horovod_wagma.common.errors import WagmaError
+    from horovod_wagma.common.errors import engine_error
     err = ctypes.create_string_buffer(_ERR_LEN)
     last = lib().wagma_join(0, err, _ERR_LEN)
     if last == -1:
-        raise WagmaError(err.value.decode(errors="replace"))
+        raise engine_error(err.value.decode(errors="replace"))
     return last if last >= 0 else None
 
 
 def join_wait(slice_ms):
     """Waits up to ``slice_ms`` for every rank to join; returns the last rank to join,
     or None if not every rank has yet (WagmaError if the join failed)."""
-    from horovod_wagma.common.errors import WagmaError
+    from horovod_wagma.common.errors import engine_error
     err = ctypes.create_string_buffer(_ERR_LEN)
     last = lib().wagma_join(slice_ms, err, _ERR_LEN)
     if last == -1:
-        raise WagmaError(err.value.decode(errors="replace"))
+        raise engine_error(err.value.decode(errors="replace"))
     return last if last >= 0 else None
 
 

@@ -27,10 +27,19 @@ _SLICE_MS = 100
 
 def _engine_error_over(horovod_error, last):
     """After Horovod's join failed: the engine's error if its join failed too (raised
-    from Horovod's), else Horovod's."""
+    from Horovod's), else Horovod's. Under elastic the engine's verdict on a lost peer
+    comes a settle window after the loss, and Horovod's join, which sees the closed
+    connection at once, fails first (measured: 0.7 s against 0.8 s with a 300 ms
+    window): its error is held that long, so that the caller gets the verdict
+    (WagmaMembershipChanged, or WagmaFenced, which must end the script, not reset it)."""
     if last is None:
+        delay_ms = engine_lib.verdict_delay_ms()
+        # Outside elastic the engine's error, if any, is already there: one slice.
+        deadline = time.monotonic() + (delay_ms + 1000) / 1000 if delay_ms is not None else 0
         try:
-            engine_lib.join_wait(_SLICE_MS)
+            last = engine_lib.join_wait(_SLICE_MS)
+            while last is None and time.monotonic() < deadline:
+                last = engine_lib.join_wait(_SLICE_MS)
         except Exception as engine_error:
             raise engine_error from horovod_error
     raise horovod_error

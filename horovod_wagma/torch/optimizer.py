@@ -58,7 +58,7 @@ class _WagmaTorchMixin:
         self._served = -1  # the round that served the last step
         self._model_buffers = None  # built at the first step, once state exists
         self._sync_buffers = None
-        self._forced_buffers = None
+        self._forced_layouts = {}  # sync()'s tensor layouts -> their stream's number
 
     # -- what gets averaged -----------------------------------------------------------
     def _params(self):
@@ -143,13 +143,23 @@ class _WagmaTorchMixin:
         """Averages the model (and buffers, and state unless "never"; "quasi_global"
         momentum too) over all ranks now, e.g. before evaluation or a checkpoint: an
         exact average through blocking global rounds. Every rank must call it."""
-        if self._model_buffers is None:
-            self._build()
-        if self._forced_buffers is None:
-            tensors = [t for bucket in self._bucketed(self._state_averaging != "never")
-                       for t in bucket] + list(self._named_buffers)
-            self._forced_buffers = fuse_by_dtype(tensors)
-        self._average_globally(self._forced_buffers, "forced", blocking=True)
+        tensors = [t for bucket in self._bucketed(self._state_averaging != "never")
+                   for t in bucket] + list(self._named_buffers)
+        # Packed afresh each call: the state's tensors appear at the first step and
+        # load_state_dict() replaces them. A stream's layout is fixed at its round 0,
+        # so each layout met (before state exists, after) has its own stream, numbered
+        # in the order met, which is the same on every rank.
+        layout = tuple((t.shape, t.dtype, t.device) for t in tensors)
+        number = self._forced_layouts.setdefault(layout, len(self._forced_layouts))
+        role = "forced" if number == 0 else f"forced.layout{number}."
+        self._average_globally(fuse_by_dtype(tensors), role, blocking=True)
+
+    def load_state_dict(self, state_dict):
+        """The wrapped optimizer's, then the step's fused buffers are built again at
+        the next step: they pack the state tensors that load_state_dict() replaced."""
+        super(self.__class__, self).load_state_dict(state_dict)
+        self._model_buffers = None
+        self._sync_buffers = None
 
     def join(self):
         """Call when this rank runs out of data: its model keeps serving the other

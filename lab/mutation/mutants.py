@@ -376,6 +376,12 @@ MUTANTS = [
          tests=["tests/test_faults.py::test_a_held_call_is_reported_with_what_it_waits_on"],
          bug="the hold report waits three times WAGMA_HOLD_REPORT_S: a held call is not "
              "reported"),
+    dict(id="schedstat-verdict-swapped", file="cpp_ops/engine/thread_schedstat.cc",
+         edits=[("  } else if (queued >= slept) {", "  } else if (queued < slept) {")],
+         tests=["tests/test_faults.py::test_a_held_call_is_reported_with_what_it_waits_on"],
+         bug="a loop pause calls a starved thread asleep and a sleeping one starved: the "
+             "hold's self-report points at the wrong cause (thread_schedstat_test.cc "
+             "catches it too)"),
     dict(id="hold-query-no-join", file="cpp_ops/engine/round_policy.cc",
          edits=[("return self_joined && !round_joined && !activation_held && !failed;",
                  "return false && self_joined && !round_joined && !activation_held && !failed;")],
@@ -608,6 +614,11 @@ from detail_pass3_api import MUTANTS as _PASS3_API  # noqa: E402
 from detail_pass3_faults import MUTANTS as _PASS3_FAULTS  # noqa: E402
 from detail_pass3_rounds import MUTANTS as _PASS3_ROUNDS  # noqa: E402
 from detail_pass3_torch import MUTANTS as _PASS3_TORCH  # noqa: E402
+from detail_pass4_api import MUTANTS as _PASS4_API  # noqa: E402
+from detail_pass4_faults import MUTANTS as _PASS4_FAULTS  # noqa: E402
+from detail_pass4_rounds import MUTANTS as _PASS4_ROUNDS  # noqa: E402
+from detail_pass4_torch import MUTANTS as _PASS4_TORCH  # noqa: E402
 
 MUTANTS += _API1 + _API2 + _FAULTS + _README_ELASTIC + _SEMANTICS + _PASS2
 MUTANTS += _PASS3_API + _PASS3_FAULTS + _PASS3_ROUNDS + _PASS3_TORCH
+MUTANTS += _PASS4_API + _PASS4_FAULTS + _PASS4_ROUNDS + _PASS4_TORCH

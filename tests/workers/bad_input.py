@@ -44,6 +44,13 @@ capture("global_rounds", lambda: hvd.group_allreduce(fw.zeros(3), name="v5",
 capture("max_staleness", lambda: hvd.group_allreduce(
     fw.zeros(3), name="v6", global_rounds="wait_avoiding", max_staleness=-1))
 capture("int_dtype", lambda: hvd.group_allreduce(fw.zeros(3, "int32"), name="v4"))
+# Specs that differ although their buffers have the same size: two half types (2 bytes
+# an element each), and one element count in two shapes. Round 0 compares the dtype and
+# the shape themselves.
+half = "float16" if rank == 0 else "bfloat16"
+capture("half_dtype", lambda: hvd.group_allreduce(fw.zeros(3, half), name="bad_half"))
+layout = (2, 3) if rank == 0 else (6,)
+capture("layout", lambda: hvd.group_allreduce(fw.zeros(layout), name="bad_layout"))
 # After all that, a good stream still works.
 capture("good", lambda: hvd.group_allreduce(fw.zeros(3), name="good"))
 emit(rank, **out)

@@ -10,8 +10,9 @@ served it and the time it waited in synchronize, the stream's statistics and the
 most rounds its engine ever held beyond what it held when the scenario began (an
 earlier scenario's stream keeps what it holds).
 
-A scenario "left_out,AVERAGING[,MAX_STALENESS]" checks values instead (left_out below), and
-"delta_moves" the 'delta' rule's zero sum (delta_moves below)."""
+A scenario "left_out,AVERAGING[,MAX_STALENESS]" checks values instead (left_out below),
+"delta_moves" the 'delta' rule's zero sum (delta_moves below), and "local_base" the
+"local" rule's base and its "fresh" fallback on a blocking stream (local_base below)."""
 import sys
 import time
 
@@ -119,7 +120,77 @@ def delta_moves(rounds=150, factor=4, every=25, step_s=0.004):
     return dict(cumulative=cumulative, stream=hvd.stats("delta_moves"))
 
 
-SCENARIOS = {"delta_moves": delta_moves}
+# The "local" base scenario (local_base below): blocking global rounds (the op's
+# default), tau 100 (only round 0 global here), S 2, the "local" rule; rank LOCAL_AWAY's
+# app sits in barriers through rounds LOCAL_AWAY_ROUNDS, then collects them in order.
+LOCAL_AWAY, LOCAL_AWAY_ROUNDS, LOCAL_TAU, LOCAL_S = 0, (3, 4, 5), 100, 2
+
+
+def local_delta(r, k):
+    """Rank r's step before its call of round k (exact binary fractions)."""
+    return 0.25 * (r + 1) + 0.125 * k
+
+
+def local_role(r, k, phases):
+    """Who calls round k: in each group of the round's phase one app, "first", moves
+    its value and calls; the others ("second") call after it, with their output
+    unchanged (their engines joined with it already, so nothing depends on timing);
+    the away rank ("away") calls later."""
+    from reference import phase_of
+    group = next(g for g in phases[phase_of(k, LOCAL_TAU, len(phases))] if r in g)
+    if k in LOCAL_AWAY_ROUNDS:
+        if r == LOCAL_AWAY:
+            return "away"
+        callers = [m for m in group if m != LOCAL_AWAY]
+    else:
+        callers = list(group)
+    return "first" if r == callers[0] else "second"
+
+
+def local_base():
+    """docs/semantics.md, averaging rules: for "local", b is c plus the results the
+    app applied after c was taken; past one such result the round takes "fresh". The
+    away rank's engine joins rounds 3, 4 and 5 with its round-2 output c; its app then
+    collects them in order, each with its output plus a step: round 3 by
+    m + (x - c), round 4 by m + (x - b) with b = c + (out3 - x3), round 5 (two results
+    since c) by "fresh", m + (x - c) / 2. Every input and output is returned, for
+    test_global_rounds' exact trajectory."""
+    import numpy as np
+    from common import initial_value
+    from world import world
+    comm = world()
+    name = "local_base"
+    knobs = dict(group_size=LOCAL_S, sync_period=LOCAL_TAU, averaging="local",
+                 global_rounds="blocking")
+    phases = hvd.groups(size, LOCAL_S)
+    x0 = initial_value(rank, 4, size)
+
+    def call(x, k):
+        y, served = fw.group_allreduce_with_round(fw.tensor(x, "float64"), name=name, **knobs)
+        inputs[k], outputs[k], rounds[k] = x.tolist(), fw.numpy(y).tolist(), served
+        return fw.numpy(y)
+
+    inputs, outputs, rounds = {}, {}, {}
+    y = call(x0, 0)
+    last = max(LOCAL_AWAY_ROUNDS)
+    for k in range(1, last + 1):
+        role = local_role(rank, k, phases)
+        comm.Barrier()
+        if role == "first":
+            y = call(y + local_delta(rank, k), k)
+        comm.Barrier()
+        if role == "second":
+            y = call(np.array(y), k)
+        comm.Barrier()
+    if rank == LOCAL_AWAY:
+        for k in LOCAL_AWAY_ROUNDS:
+            y = call(y + local_delta(rank, k), k)
+    comm.Barrier()
+    return dict(inputs=inputs, outputs=outputs, served=rounds, x0=x0.tolist(),
+                phases=phases, stream=hvd.stats(name))
+
+
+SCENARIOS = {"delta_moves": delta_moves, "local_base": local_base}
 specs = sys.argv[1:]
 run_scenarios({spec: (lambda spec=spec: left_out(*spec.split(",")[1:2],
                                                   *map(int, spec.split(",")[2:3]))

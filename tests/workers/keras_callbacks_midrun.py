@@ -2,6 +2,7 @@
 under stragglers, with the callbacks a Horovod Keras script uses: the broadcast, the
 metric average, the learning-rate warmup, a Horovod allreduce of a metric at each
 epoch end, validation every epoch and a rank-0 checkpoint. It must run to its end.
+Each rank also reports its own epoch loss and validation loss, read before the average.
 
 Usage: keras_callbacks_midrun.py PATTERN [PATTERN ...]; rank 0's checkpoints go to the
 run's results directory (WAGMA_TEST_RESULTS).
@@ -55,6 +56,19 @@ class HorovodMetricAllreduce(tf.keras.callbacks.Callback):
         self.values.append(float(v))
 
 
+class OwnMetrics(tf.keras.callbacks.Callback):
+    """This rank's own epoch loss and validation loss, read before the metric average
+    (it runs before MetricAverageCallback)."""
+
+    def __init__(self):
+        super().__init__()
+        self.loss, self.val_loss = [], []
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.loss.append(float(logs["loss"]))
+        self.val_loss.append(float(logs["val_loss"]))
+
+
 def run(index, pattern):
     rng = np.random.default_rng(rank + 10 * index)
     x = rng.standard_normal((SAMPLES, 16)).astype("float32")
@@ -65,8 +79,8 @@ def run(index, pattern):
     opt = hvd.DistributedWagmaOptimizer(tf.keras.optimizers.SGD(0.05, momentum=0.9))
     model.compile(opt, loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
                   metrics=["accuracy"])
-    allreduce_cb = HorovodMetricAllreduce(f"run{index}")
-    callbacks = [hvd.callbacks.BroadcastGlobalVariablesCallback(0),
+    allreduce_cb, own = HorovodMetricAllreduce(f"run{index}"), OwnMetrics()
+    callbacks = [hvd.callbacks.BroadcastGlobalVariablesCallback(0), own,
                  hvd.callbacks.MetricAverageCallback(),
                  hvd.callbacks.LearningRateWarmupCallback(initial_lr=0.05, warmup_epochs=3),
                  allreduce_cb, Straggler(pattern, seed=index)]
@@ -80,6 +94,7 @@ def run(index, pattern):
     print(f"rank {rank}: {pattern} done", flush=True)
     h = {k: [float(v) for v in vs] for k, vs in history.history.items()}
     return dict(pattern=pattern, loss=h["loss"], val_loss=h["val_loss"], lr=h["lr"],
+                own_loss=own.loss, own_val_loss=own.val_loss,
                 allreduced=allreduce_cb.values, stream=stats,
                 sync_period=opt.wagma_status().sync_period)
 

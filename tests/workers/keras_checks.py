@@ -12,8 +12,9 @@ import horovod_wagma.keras as hvd  # noqa: E402  (before TensorFlow: Keras 2)
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from common import error, run_scenarios  # noqa: E402
-from world import world  # noqa: E402
+from common import error, initial_value, run_scenarios  # noqa: E402
+from reference import average_round  # noqa: E402  (tests/, on the path through common)
+from world import on_gloo, world  # noqa: E402
 
 hvd.init()
 rank, size = hvd.rank(), hvd.size()
@@ -111,14 +112,17 @@ class EngineStaleness(tf.keras.callbacks.Callback):
 
 class OwnMetrics(tf.keras.callbacks.Callback):
     """Before MetricAverageCallback in the list: this rank's own epoch-end loss and
-    accuracy, before they are averaged in place."""
+    accuracy, before they are averaged in place, and [epoch, val_loss, val_accuracy]
+    for the epochs that validated."""
 
     def __init__(self):
         super().__init__()
-        self.own = []
+        self.own, self.val = [], []
 
     def on_epoch_end(self, epoch, logs=None):
         self.own.append([float(logs["loss"]), float(logs["accuracy"])])
+        if "val_loss" in logs:
+            self.val.append([epoch, float(logs["val_loss"]), float(logs["val_accuracy"])])
 
 
 def fit():
@@ -127,8 +131,12 @@ def fit():
     model.compile(optimizer=opt, metrics=["accuracy"],
                   loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     x, y = data(rank)  # different data per rank: local metrics differ
+    # Validation data of its own per rank, every second epoch (epoch 1 only): that
+    # epoch's logs hold two more metrics, which MetricAverageCallback averages too.
+    x_val, y_val = data(100 + rank, 64)
     epoch_ends, engine_wait, own = EpochEndIdentity(), EngineWaitPerEpoch(), OwnMetrics()
-    history = model.fit(x, y, batch_size=32, epochs=3, verbose=0, callbacks=[
+    history = model.fit(x, y, batch_size=32, epochs=3, verbose=0,
+                        validation_data=(x_val, y_val), validation_freq=2, callbacks=[
         hvd.callbacks.WagmaGlobalSyncCallback(),
         epoch_ends,
         own,
@@ -142,6 +150,9 @@ def fit():
     out["own_metrics"] = own.own  # per epoch: [loss, accuracy] before the average
     out["logged_metrics"] = [[float(history.history["loss"][e]),
                               float(history.history["accuracy"][e])] for e in range(3)]
+    out["own_val"] = own.val  # [[1, val_loss, val_accuracy]] before the average
+    out["logged_val"] = [[float(v) for v in history.history.get(k, [])]
+                         for k in ("val_loss", "val_accuracy")]
     out["stats_keys"] = sorted(k for k in history.history if k.startswith("wagma_"))
     out["rounds"] = history.history["wagma_rounds"]
     out["wait_s"] = history.history["wagma_wait_s"]
@@ -309,6 +320,22 @@ def drift():
                     opt.wagma_status().stream("sync")]["passive_joins"]
             opt.join()
 
+    # Adam (api.md: its first moment is Adam's m, not the second moment v): one eager
+    # step from x = 0, so rank i's gradient is -a_i, its m (1 - beta_1)(-a_i) and its v
+    # (1 - beta_2) a_i^2; the blocking global round 0 averages both (on_sync) and the
+    # variate learns from m's move: c_i = alpha (mean_j m_j - m_i).
+    x = tf.Variable(tf.zeros(d, tf.float64), name="x_adam")
+    opt = hvd.DistributedWagmaOptimizer(
+        tf.keras.optimizers.Adam(0.01), group_size=2, sync_period=4,
+        global_rounds="blocking", average_optimizer_state="on_sync", drift_correction=0.5)
+    with tf.GradientTape() as tape:
+        loss = 0.5 * tf.reduce_sum((x - a[rank]) ** 2)
+    opt.apply_gradients([(tape.gradient(loss, x), x)])
+    out["adam"] = dict(a=a[rank].tolist(),
+                       c=opt._wagma["state"].drift.variate(x).numpy().tolist(),
+                       m=opt._momentums[0].numpy().tolist(),
+                       v=opt._velocities[0].numpy().tolist())
+
     # drift_correction=None: off in Keras (PyTorch: 0.25); a given alpha is kept
     # where the optimizer keeps a first moment and needs one.
     def alpha(optimizer, **kw):
@@ -409,7 +436,16 @@ def keras_join():
     under Horovod's own join the engine would serve its published value, aged 1 to 4
     rounds, then left out. Returns the last rank to join, when this rank called join(),
     and the counts of rank 0's passive rounds, aged ones and left-out ones, before and
-    after its join."""
+    after its join.
+
+    Then sync(), and a second sync() (docs/api.md: sync averages over all ranks now,
+    through blocking global rounds, whatever the optimizer's own global rounds): every
+    rank first moves each variable by its own amount, 0.25 * (rank + 1), and rank 0
+    comes 0.5 s late. Returns the second sync's largest error against the exact mean
+    of the moved models and whether they are the same bits everywhere. (Round 0 of a
+    stream is blocking anyway; a second round through the optimizer's wait-avoiding
+    global knobs would average rank 0's previous value and give rank 0, by "local",
+    a model of its own.)"""
     import threading
     tf.random.set_seed(rank)
     model = make_model()
@@ -445,9 +481,132 @@ def keras_join():
     last = int(hvd.join())  # (Horovod's own returns a tensor)
     after = counts()
     opt.sync(model.variables)
+    identical_after_sync = all_equal(model.variables)
+    for v in model.variables:
+        v.assign_add(tf.ones_like(v) * (0.25 * (rank + 1)))
+    moved = [v.numpy().astype(np.float64) for v in model.variables]
+    want = [np.mean(np.stack(vals), axis=0) for vals in zip(*comm.allgather(moved))]
+    if rank == 0:
+        time.sleep(0.5)
+    opt.sync(model.variables)
+    second_sync = dict(
+        error=max(float(np.abs(v.numpy() - w).max()) for v, w in zip(model.variables, want)),
+        identical=all_equal(model.variables))
     return dict(last=last, steps=int(opt.wagma_status().steps), joined_at=joined_at,
                 before=before, after={k: after[k] - before[k] for k in after},
-                identical_after_sync=all_equal(model.variables))
+                identical_after_sync=identical_after_sync, second_sync=second_sync)
+
+
+def op_in_function():
+    """The TensorFlow op called directly inside a tf.function (docs/api.md: each
+    execution of the op is one round): the function calls it twice on the same input,
+    so one execution runs two rounds of the stream, in program order, each with that
+    fresh input. 3 ranks, S=2, tau 4, group rounds that wait for every member (exact
+    whatever the timing); 4 executions are rounds 0..7, each result against
+    reference.average_round, the next execution's input the second call's result.
+    Returns the rounds each call reported, the round's dtype and rank (api.md: an
+    int64 scalar) and the largest error."""
+    knobs = dict(name="keras.op.function", group_size=2, sync_period=4, wait_avoiding=False,
+                 return_round=True)
+    phases = hvd.groups(size, 2)
+
+    @tf.function
+    def twice(x):
+        first, first_round = hvd.group_allreduce(x, **knobs)
+        second, second_round = hvd.group_allreduce(x, **knobs)
+        return first, second, first_round, second_round
+
+    inputs = np.stack([initial_value(r, 5, size) for r in range(size)])  # float64
+    x = tf.constant(inputs[rank])
+    rounds, err = [], 0.0
+    for k in range(4):
+        first, second, first_round, second_round = twice(x)
+        want_first = average_round(inputs, 2 * k, phases, 4)
+        want_second = average_round(inputs, 2 * k + 1, phases, 4)
+        err = max(err, float(np.abs(first.numpy() - want_first[rank]).max()),
+                  float(np.abs(second.numpy() - want_second[rank]).max()))
+        rounds.append([int(first_round), int(second_round)])
+        inputs, x = want_second, second
+    return dict(rounds=rounds, err=err, round_dtype=first_round.dtype.name,
+                round_ndims=first_round.shape.rank)
+
+
+def process_set():
+    """docs/api.md: the op's process_set (a registered Horovod ProcessSet; groups are
+    formed among its ranks), and the Keras optimizer's, which restricts WAGMA to the
+    set as in PyTorch. The set is this rank's group of phase 0, which init() registered
+    on MPI (Gloo registers none: None there): [0, 1] or [2] of groups(3, 2), one stream
+    name for both (disjoint sets). Round 0 of each is global over the set alone: the
+    op's result, and after one SGD(0) step (the model stays, then is averaged) the
+    model, are the means over the set's ranks, not over the world."""
+    if on_gloo():
+        return None
+    ps = hvd.group_process_set(0)
+    y = hvd.group_allreduce(tf.constant([float(rank), 10.0 * rank], tf.float64),
+                            name="keras.op.process_set", process_set=ps)
+    v = tf.Variable(initial_value(rank, 6, size))  # float64
+    own = v.numpy().tolist()
+    opt = hvd.DistributedWagmaOptimizer(tf.keras.optimizers.SGD(0.0), process_set=ps,
+                                        sync_period=4, global_rounds="blocking")
+    opt.apply_gradients([(tf.zeros_like(v), v)])  # step 0: a global round of the set
+    return dict(members=sorted(ps.ranks), op=y.numpy().tolist(), own=own,
+                model=v.numpy().tolist())
+
+
+def sgd_velocities(opt, variables):
+    """SGD's velocity variables of ``variables`` (the optimizer built)."""
+    return [opt.momentums[opt._index_dict[opt._var_key(v)]] for v in variables]
+
+
+def sgd_velocity_values(opt, variables):
+    """Their values; zeros before the optimizer is built (its first step)."""
+    if not getattr(opt, "_built", False):
+        return [np.zeros(v.shape, v.dtype.as_numpy_dtype) for v in variables]
+    return [m.numpy() for m in sgd_velocities(opt, variables)]
+
+
+def quasi_global():
+    """average_optimizer_state="quasi_global" in Keras (docs/api.md): after each
+    step's averaging SGD's velocity is rebuilt, v = beta v_old + (1 - beta)(x_after -
+    x_before) (Keras's velocity carries -lr), and, unlike PyTorch (semantics.md), the
+    velocities are not averaged at global rounds. 3 ranks, S=2, tau 3 (global rounds 0
+    and 2 here), group rounds that wait for every member, 4 eager steps, different
+    initial models and data per rank; "never" once too (its velocity is SGD's own: the
+    check can fail). Returns per mode the largest residual against the rule over steps
+    and elements, the largest move of the model, and whether the velocities were the
+    same bits on every rank after each global round."""
+    beta = 0.9
+    rng = np.random.default_rng(20 + rank)
+    xs = rng.standard_normal((64, 3)).astype("float32")
+    ys = np.stack([xs[:, 0] * xs[:, 1], xs[:, 2]], axis=1).astype("float32")
+    out = {}
+    for mode in ("quasi_global", "never"):
+        tf.random.set_seed(rank)
+        model = tf.keras.Sequential([tf.keras.layers.Input((3,)),
+                                     tf.keras.layers.Dense(8, activation="tanh"),
+                                     tf.keras.layers.Dense(2)])
+        opt = hvd.DistributedWagmaOptimizer(
+            tf.keras.optimizers.SGD(0.1, momentum=beta), group_size=2, sync_period=3,
+            wait_avoiding=False, average_optimizer_state=mode)
+        trainable = model.trainable_variables
+        residual, moved, same = 0.0, 0.0, []
+        for step in range(4):
+            x_before = [v.numpy() for v in trainable]
+            v_old = sgd_velocity_values(opt, trainable)
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean((model(xs[step * 16:(step + 1) * 16])
+                                       - ys[step * 16:(step + 1) * 16]) ** 2)
+            opt.apply_gradients(zip(tape.gradient(loss, trainable), trainable))
+            x_after = [v.numpy() for v in trainable]
+            v_new = sgd_velocity_values(opt, trainable)
+            for x0, m0, x1, m1 in zip(x_before, v_old, x_after, v_new):
+                rule = beta * m0 + (1 - beta) * (x1 - x0)
+                residual = max(residual, float(np.abs(m1 - rule).max()))
+                moved = max(moved, float(np.abs(x1 - x0).max()))
+            if step in (0, 2):  # the global rounds of tau 3
+                same.append(all_equal(sgd_velocities(opt, trainable)))
+        out[mode] = dict(residual=residual, moved=moved, same_at_global=same)
+    return out
 
 
 BALANCED_N = 483  # 161 samples per rank when equal; batches of 8

@@ -202,7 +202,13 @@ def state_values():
     - "on_sync", "never": group rounds leave the momentum local (m_local exactly);
     - sync(): "on_sync", "always" and "quasi_global" (its rebuilt buffers) average the
       momentum over all ranks, "never" leaves it as it was. ("quasi_global"'s "local"
-      is not its momentum: the test reads only its sync() values.)"""
+      is not its momentum: the test reads only its sync() values.)
+    - "never" with named_buffers: the state stays local, but the BatchNorm statistics
+      are still averaged at global rounds (api.md: named_buffers are averaged at
+      global rounds, whatever the state mode): "bn_own" is this rank's running mean
+      after its forward pass, "bn_after" after the step.
+    - Adam (on_sync): both moments averaged at the global round 0, local at the group
+      round 1 ("grads" and "moments" per step), and by sync()."""
     out = {}
     for mode in ("always", "on_sync", "never", "quasi_global"):
         model = fresh_model()
@@ -210,12 +216,14 @@ def state_values():
             torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9),
             named_parameters=model.named_parameters(), group_size=2, sync_period=100,
             averaging="fresh", wait_avoiding=False, average_optimizer_state=mode,
-            drift_correction=0)
-        local, after = [], []
+            drift_correction=0,
+            named_buffers=model.named_buffers() if mode == "never" else None)
+        local, after, bn_own, bn_after = [], [], [], []
         for step in range(4):
             opt.zero_grad()
             x, y = batch(step)
             F.cross_entropy(model(x), y).backward()
+            bn_own.append(model.bn.running_mean.double().tolist())
             grads = torch.cat([p.grad.reshape(-1) for p in model.parameters()]).double()
             if step == 0:
                 local.append(grads.tolist())
@@ -224,10 +232,13 @@ def state_values():
                               + grads).tolist())
             opt.step()
             after.append(momentum(opt, model))
+            bn_after.append(model.bn.running_mean.double().tolist())
         before_sync = momentum(opt, model)
         opt.sync()
         out[mode] = dict(local=local, after=after, before_sync=before_sync,
                          after_sync=momentum(opt, model))
+        if mode == "never":
+            out[mode].update(bn_own=bn_own, bn_after=bn_after)
     # Adam's state is two moments per parameter (exp_avg, exp_avg_sq): sync() with the
     # default on_sync averages both (api.md: "and state unless never").
     model = fresh_model()
@@ -235,14 +246,81 @@ def state_values():
         torch.optim.Adam(model.parameters(), lr=0.01), named_parameters=model.named_parameters(),
         group_size=2, sync_period=100, averaging="fresh", wait_avoiding=False,
         drift_correction=0)
-    train(opt, model, 3, 100, check_every_global=False)
 
     def adam_moments():
         return {k: torch.cat([opt.state[p][k].reshape(-1) for p in model.parameters()])
                 .double().tolist() for k in ("exp_avg", "exp_avg_sq")}
+    grads, moments = [], []
+    for step in range(3):  # round 0 global, rounds 1 and 2 group rounds (tau 100)
+        opt.zero_grad()
+        x, y = batch(step)
+        F.cross_entropy(model(x), y).backward()
+        grads.append(torch.cat([p.grad.reshape(-1) for p in model.parameters()])
+                     .double().tolist())
+        opt.step()
+        moments.append(adam_moments())
     before_sync = adam_moments()
     opt.sync()
-    out["adam"] = dict(before_sync=before_sync, after_sync=adam_moments())
+    out["adam"] = dict(before_sync=before_sync, after_sync=adam_moments(), grads=grads[:2],
+                       moments=moments[:2])
+    return out
+
+
+def state_after_sync_first_and_reload():
+    """The state's tensors come and go: torch's SGD creates its momentum at the first
+    step (so a sync() before it meets no state), and load_state_dict() replaces them.
+    SGD momentum, P=4, S=2, tau=100, group rounds that wait for every member:
+
+    - "on_sync", sync() before the first step: the global round 0 and a later sync()
+      still average the momentum (over all ranks), and drift correction still makes
+      its variates ("c_count": one per parameter);
+    - "always", load_state_dict() of a checkpoint's copy after 2 steps: the group
+      round 2 averages the loaded tensors ("local"/"after" per step, as in
+      state_values), and sync() after it averages them over all ranks."""
+    import copy
+    out = {}
+    model = fresh_model()
+    opt = DistributedWagmaOptimizer(
+        torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9),
+        named_parameters=model.named_parameters(), group_size=2, sync_period=100,
+        averaging="fresh", wait_avoiding=False, drift_correction=0.5)
+    opt.sync()  # before any state exists
+    grads, after = [], []
+    for step in range(2):
+        opt.zero_grad()
+        x, y = batch(step)
+        F.cross_entropy(model(x), y).backward()
+        grads.append(torch.cat([p.grad.reshape(-1) for p in model.parameters()])
+                     .double().tolist())
+        opt.step()
+        after.append(momentum(opt, model))
+    before_sync = momentum(opt, model)
+    opt.sync()
+    out["sync_first"] = dict(grads=grads, after=after, before_sync=before_sync,
+                             after_sync=momentum(opt, model), c_count=len(opt._drift._c),
+                             n_params=len(list(model.parameters())))
+    model = fresh_model()
+    opt = DistributedWagmaOptimizer(
+        torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9),
+        named_parameters=model.named_parameters(), group_size=2, sync_period=100,
+        averaging="fresh", wait_avoiding=False, average_optimizer_state="always",
+        drift_correction=0)
+    local, after = [], []
+    for step in range(4):
+        if step == 2:  # a checkpoint's state: new tensors, the same values
+            opt.load_state_dict(copy.deepcopy(opt.state_dict()))
+        opt.zero_grad()
+        x, y = batch(step)
+        F.cross_entropy(model(x), y).backward()
+        g = torch.cat([p.grad.reshape(-1) for p in model.parameters()]).double()
+        local.append((g if step == 0 else 0.9 * torch.tensor(after[-1], dtype=torch.float64)
+                      + g).tolist())
+        opt.step()
+        after.append(momentum(opt, model))
+    before_sync = momentum(opt, model)
+    opt.sync()
+    out["reload"] = dict(local=local, after=after, before_sync=before_sync,
+                         after_sync=momentum(opt, model))
     return out
 
 
@@ -267,6 +345,49 @@ def fusion_groups():
         out[variant] = dict(streams=sorted(k[len(prefix):] for k in wagma_stats()
                                            if k.startswith(prefix)),
                             model=flat(model).double().tolist())
+    return out
+
+
+def drift_groups():
+    """Drift correction's first round, value by value, with the default alpha (None:
+    0.25, api.md) and blocking global rounds ("fresh"), P=4, S=2, tau=4. Parameters w
+    (6) and v (4), float64 and zero at first; rank i's loss |(w, v) - a_i|^2 / 2, so its
+    first gradient is -a_i. At round 0 (global) each rank's first moment m_i goes on
+    the drift stream and c_i <- alpha k (mean_j m_j - m_i), k per parameter group
+    (design.md: (1 - beta) / (1 - dampening) for SGD's buffer, 1 for Adam's exp_avg):
+
+    - "sgd": two parameter groups, w with the optimizer's momentum 0.9 (k = 0.1), v
+      with momentum 0.5 and dampening 0.2 (k = 0.625); m_i = -a_i (torch's first
+      buffer is the gradient). Also the momentum after step 1 (a group round: local),
+      built from the gradient plus c_i;
+    - "adam": one group, exp_avg = 0.1 g, k = 1.
+
+    Returns the alpha in use, c after step 0 per parameter, and "sgd"'s momenta after
+    step 1."""
+    a = (torch.arange(10, dtype=torch.float64) + 3 * rank) % 5 + 0.5 * rank
+    out = {"a": a.tolist()}
+    for run in ("sgd", "adam"):
+        w = torch.nn.Parameter(torch.zeros(6, dtype=torch.float64))
+        v = torch.nn.Parameter(torch.zeros(4, dtype=torch.float64))
+        inner = (torch.optim.SGD([dict(params=[w]),
+                                  dict(params=[v], momentum=0.5, dampening=0.2)],
+                                 lr=0.05, momentum=0.9) if run == "sgd"
+                 else torch.optim.Adam([w, v], lr=0.01))
+        opt = DistributedWagmaOptimizer(inner, named_parameters=[("w", w), ("v", v)],
+                                        group_size=2, sync_period=4, **BLOCKING)
+        res = {}
+        for step in range(2):
+            opt.zero_grad()
+            (0.5 * ((torch.cat([w, v]) - a) ** 2).sum()).backward()
+            opt.step()
+            if step == 0:
+                drift = opt._drift
+                res["alpha"] = drift._alpha if drift else 0.0
+                res["c"] = [(drift._c[p] if drift and p in drift._c else torch.zeros_like(p))
+                            .tolist() for p in (w, v)]
+        if run == "sgd":
+            res["m1"] = [opt.state[p]["momentum_buffer"].tolist() for p in (w, v)]
+        out[run] = res
     return out
 
 
@@ -350,7 +471,12 @@ def wa_straggler_join():
     out, model = {}, fresh_model()
     # The last rank is 8x slower and has 1/4 of the data: with wait-avoiding global
     # rounds it skips rounds, every rank ends with join() at very different step
-    # counts, and sync() makes the models identical.
+    # counts, and sync() makes the models identical. Then training goes on (faults.md:
+    # with wait-avoiding global rounds each rank keeps its own step count and the
+    # rounds continue from the newest): 4 steps in step (a barrier before each), then
+    # sync() again. "fp16_exact": whether the model after each step is exactly fp16
+    # values, as the fp16 rule makes it where the round that served the step was
+    # global (x <- avg16) and nowhere else (x + (avg16 - x16) keeps x's residual).
     import horovod_wagma.torch as wagma
     slow = rank == size - 1
     steps = 6 if slow else 24
@@ -359,7 +485,10 @@ def wa_straggler_join():
         named_parameters=model.named_parameters(), group_size=2, sync_period=4,
         named_buffers=model.named_buffers(), compression=hvd.Compression.fp16,
         global_rounds="wait_avoiding")
-    served = []
+    served, fp16_exact = [], []
+
+    def is_fp16(t):
+        return bool(torch.equal(t, t.half().float()))
     t0 = time.monotonic()
     for step in range(steps):
         # 8x, not 4x: on Gloo a round costs 2-3 ms more (thread hand-offs of its TCP
@@ -370,8 +499,10 @@ def wa_straggler_join():
         F.cross_entropy(model(x), y).backward()
         opt.step()
         served.append(opt.wagma_status().served_round)
+        fp16_exact.append(is_fp16(flat(model)))
     out["train_s"] = time.monotonic() - t0
     out["served"] = served
+    out["fp16_exact"] = fp16_exact
     out["own_steps"] = opt.wagma_status().steps
     out["last"] = opt.join()
     opt.sync()
@@ -382,6 +513,21 @@ def wa_straggler_join():
     out["sync_rounds"] = st[opt.wagma_status().stream("sync")]["rounds"]
     out["age_max"] = max(v["contribution_age_max"] for n, v in st.items()
                          if n.startswith(opt.wagma_status().name + "."))
+    served_after, fp16_after = [], []
+    for step in range(4):
+        comm.Barrier()
+        opt.zero_grad()
+        x, y = batch(100 + step)
+        F.cross_entropy(model(x), y).backward()
+        opt.step()
+        served_after.append(opt.wagma_status().served_round)
+        fp16_after.append(is_fp16(flat(model)))
+    out["served_after"], out["fp16_exact_after"] = served_after, fp16_after
+    out["own_steps_after"] = opt.wagma_status().steps
+    out["sync_rounds_after"] = wagma.stats(opt.wagma_status().stream("sync"))["rounds"] \
+        - out["sync_rounds"]
+    opt.sync()
+    out["identical_after_second_sync"] = all_equal(flat(model))
     return out
 
 
@@ -476,5 +622,6 @@ if sys.argv[1:] == ["process_set"]:
     emit(rank, **process_set())
 else:
     run_scenarios({f.__name__: f for f in (
-        identical_after_global, lr0, passes, fp16, fp16_values, state_values, hooks,
-        fusion_groups, wa_lr0, wa_straggler_join, bad_args, drift)}, sys.argv[1:])
+        identical_after_global, lr0, passes, fp16, fp16_values, state_values,
+        state_after_sync_first_and_reload, hooks, fusion_groups, drift_groups, wa_lr0, wa_straggler_join, bad_args, drift)},
+        sys.argv[1:])

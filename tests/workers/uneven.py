@@ -42,24 +42,49 @@ def op():
 
 
 def optimizer():
+    """Uneven batches (20 + 7 r), SGD with momentum (on_sync state), blocking global
+    rounds every 5th step; join(), sync(), then training goes on (faults.md: with
+    blocking global rounds every rank continues from the furthest step any rank
+    reached, 41): 4 more steps, rounds 41-43 (group rounds) and 44 (global), whose
+    duties average the momentum. Returns the served rounds of those steps, the
+    momentum after round 43 and the model and momentum after round 44."""
     torch.manual_seed(rank)
     model = torch.nn.Linear(4, 1)
-    opt = hvd.DistributedWagmaOptimizer(torch.optim.SGD(model.parameters(), lr=0.05),
+    opt = hvd.DistributedWagmaOptimizer(torch.optim.SGD(model.parameters(), lr=0.05,
+                                                        momentum=0.9),
                                         named_parameters=model.named_parameters(),
                                         group_size=2, sync_period=5, wait_avoiding=True,
                                         global_rounds="blocking")  # aligned steps
     gen = torch.Generator().manual_seed(100 + rank)
     batches = 20 + 7 * rank  # uneven data
-    for _ in range(batches):
+
+    def step():
         xb = torch.randn(8, 4, generator=gen)
         opt.zero_grad()
         torch.nn.functional.mse_loss(model(xb), xb.sum(1, keepdim=True)).backward()
         opt.step()
+
+    def momentum():
+        return torch.cat([opt.state[p]["momentum_buffer"].view(-1)
+                          for p in model.parameters()]).double().tolist()
+    for _ in range(batches):
+        step()
     last = opt.join()
     opt.sync()  # every rank again in step: a global average, identical everywhere
     flat = torch.cat([p.data.view(-1) for p in model.parameters()]).double()
-    return dict(last=last, round=opt.wagma_status().steps, model=flat.tolist(),
-                finite=bool(np.isfinite(flat.numpy()).all()))
+    out = dict(last=last, round=opt.wagma_status().steps, model=flat.tolist(),
+               finite=bool(np.isfinite(flat.numpy()).all()))
+    served_after = []
+    for k in range(4):
+        step()
+        served_after.append(opt.wagma_status().served_round)
+        if k == 2:
+            out["momentum_43"] = momentum()
+    out.update(served_after=served_after, steps_after=opt.wagma_status().steps,
+               momentum_44=momentum(),
+               model_44=torch.cat([p.data.view(-1) for p in model.parameters()])
+               .double().tolist())
+    return out
 
 
 def repeated_joins(cycles=150):
