@@ -11,7 +11,7 @@ TEST_ID = re.compile(r"((?:tests|lab/tests)/[\w/]+\.py)::(\w+)")
 CXX_ID = re.compile(r"(cpp_ops/[\w/]+\.cc)::(\w+)")
 # Catalogues whose ids a row may name: the check's own and the reviewers' batches.
 CATALOGUES = ("mutants", "fresh_batch", "fresh_batch2", "fresh_batch3", "fresh_batch4",
-              "fresh_batch5", "fresh_batch6", "fresh_batch7", "fresh_batch8",
+              "fresh_batch5", "fresh_batch6", "fresh_batch7", "fresh_batch8", "fresh_batch9",
               "fresh_survivors")
 
 

@@ -181,6 +181,9 @@ def test_joiners_take_the_lowest_ranked_survivors_counters_survivors_keep_theirs
     monkeypatch.setattr(membership, "MEMBERSHIP", membership.Membership())
     survivors = [False, True, True]
     membership.MEMBERSHIP.was_survivor = survivors[rank]
+    # The second member set of the job (its replicas are of the first, until the sync).
+    membership.MEMBERSHIP.generation = 2
+    membership.MEMBERSHIP.members = [("h", 10), ("h", 11), ("h", 12)]
     job = Job(rank, survivors, COUNTERS)
     state = RecordingState(job, **COUNTERS[rank])
     state.sync()
@@ -189,6 +192,11 @@ def test_joiners_take_the_lowest_ranked_survivors_counters_survivors_keep_theirs
     assert (state.step, state.epoch) == (after["step"], after["epoch"]), vars(state)
     # What a later commit saves, and a later sync starts from.
     assert state._saved_state == after
+    # elastic.md: the next reset's majority rule and lost/added ranks are judged against
+    # this member set: after the sync every rank, joiner or survivor, holds its replica.
+    m = membership.MEMBERSHIP
+    assert m.replica_generation == m.generation and m.replica_members == list(m.members), \
+        (m.replica_generation, m.generation, m.replica_members, m.members)
 
 
 def test_the_first_sync_of_a_job_is_horovods_broadcast_from_rank_0(monkeypatch):
@@ -248,6 +256,18 @@ try:
 finally:
     kelastic._hvd_tf = real
 out.update(names=names, sums=sums)
+
+# elastic.md: no step counter goes back at a reset; the Keras optimizer's rebase keeps
+# its step count and counts the new engine's rounds from it (two resets, 7 then 12).
+from horovod_wagma.keras.optimizer import _WagmaKerasMixin
+opt = types.SimpleNamespace(_wagma={"round": tf.Variable(7, dtype=tf.int64),
+                                    "round_base": tf.Variable(0, dtype=tf.int64),
+                                    "state": None})
+_WagmaKerasMixin.rebase_rounds(opt)
+first = [int(opt._wagma["round"].numpy()), int(opt._wagma["round_base"].numpy())]
+opt._wagma["round"].assign_add(5)
+_WagmaKerasMixin.rebase_rounds(opt)
+out["rebases"] = [first, [int(opt._wagma["round"].numpy()), int(opt._wagma["round_base"].numpy())]]
 print("RESULT=" + json.dumps(out))
 """
 
@@ -283,3 +303,5 @@ def test_keras_state_drops_traced_functions_and_averages_every_floating_variable
     assert res["joiner"] == [[4.0]] * len(names), list(zip(names, res["joiner"]))
     assert res["survivor"] == [[(i + 1 + 4.0) / 2] for i in range(len(names))], \
         list(zip(names, res["survivor"]))
+    # [step count, base] after each reset: the count never goes back.
+    assert res["rebases"] == [[7, 7], [12, 12]], res["rebases"]

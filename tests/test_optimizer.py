@@ -248,6 +248,7 @@ def test_horovod_hooks_and_state(checks):
         assert res["broadcast_identical"] and res["has_momentum"]
         assert res["param_groups"] == 1 and res["class_name"] == "SGD"
         assert res["default_S"] == 4 and res["named_S"] == 2   # P=4: the op's default is 2
+        assert res.get("skip_synchronize_raises") == "'raised inside skip_synchronize'", res
 
 
 def test_bad_arguments(checks):

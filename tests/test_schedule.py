@@ -121,6 +121,16 @@ def test_single_group_when_S_at_least_P():
     assert groups(1, 2) == [[[0]]]
 
 
+def test_the_torch_frontends_groups_takes_the_group_size():
+    """README: hvd.groups(P, S) from horovod_wagma.torch is the schedule for groups of
+    at most S, not the default S's (at P=8 the default is 4)."""
+    import horovod_wagma.torch as hvd
+    assert hvd.groups(8, 2) == groups(8, 2)
+    assert hvd.groups(8, 2)[0] == [[0, 1], [2, 3], [4, 5], [6, 7]]
+    assert all(len(g) == 2 for phase in hvd.groups(8, 2) for g in phase)
+    assert hvd.groups(12, 3) == groups(12, 3) and hvd.groups(8) == groups(8)
+
+
 def test_other_sizes_are_even_and_minimal():
     # 6 and 12 factor into groups <= 4 in two phases; primes still mix fully.
     for P in (6, 12):

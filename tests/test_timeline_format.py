@@ -75,6 +75,10 @@ int main(int argc, char** argv) {
 
   CHECK(wagma::TimelinePath("trace.json", 3) == "trace.3.json");
   CHECK(wagma::TimelinePath("a.b/trace", 3) == "a.b/trace.3");
+  // api.md: '.<rank>' goes before the FILE name's extension: a dot in any directory,
+  // not only the first, is not one.
+  CHECK(wagma::TimelinePath("/tmp/run.1/trace", 3) == "/tmp/run.1/trace.3");
+  CHECK(wagma::TimelinePath("/tmp/run.1/logs/trace.json", 3) == "/tmp/run.1/logs/trace.3.json");
   CHECK(wagma::TimelinePath("d/.trace", 3) == "d/.trace.3");
   CHECK(wagma::TimelinePath("t{rank}/x_{rank}.json", 12) == "t12/x_12.json");
   CHECK(wagma::JsonEscape(std::string("a\"b\\c\n\x01", 7)) == "a\\\"b\\\\c\\u000a\\u0001");

@@ -25,9 +25,11 @@ SchedTimes ThreadSchedClock::Read() const {
   if (path_.empty()) return t;
   FILE* f = std::fopen(path_.c_str(), "r");
   if (!f) return t;
-  unsigned long long run_ns = 0, queued_ns = 0;
-  // A kernel without schedstat accounting prints zeros: treated as unknown.
-  if (std::fscanf(f, "%llu %llu", &run_ns, &queued_ns) == 2 && run_ns > 0) {
+  unsigned long long run_ns = 0, queued_ns = 0, timeslices = 0;
+  // A kernel without scheduler accounting prints "0 0 0": unknown. A thread that has
+  // not yet been switched or ticked may still show 0 ns run, with one timeslice.
+  if (std::fscanf(f, "%llu %llu %llu", &run_ns, &queued_ns, &timeslices) == 3 &&
+      (run_ns > 0 || timeslices > 0)) {
     t.known = true;
     t.run_s = run_ns * 1e-9;
     t.queued_s = queued_ns * 1e-9;

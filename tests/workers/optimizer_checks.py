@@ -425,6 +425,12 @@ def hooks():
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         with opt.skip_synchronize():
             opt.step()
+    # api.md: skip_synchronize() is a no-op context: what the block raises goes through.
+    try:
+        with opt.skip_synchronize():
+            raise KeyError("raised inside skip_synchronize")
+    except KeyError as e:
+        out["skip_synchronize_raises"] = str(e)
     hvd.broadcast_optimizer_state(opt, root_rank=0)
     sd = opt.state_dict()
     opt.load_state_dict(sd)

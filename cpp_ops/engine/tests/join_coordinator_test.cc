@@ -21,7 +21,9 @@ void TestTallyAndGenerations() {
   CHECK(joins.in_progress());
   CHECK(!joins.Record(1, {{7, 2}}, 3));  // a repeat counts once
   CHECK(!joins.Record(2, {{7, 9}, {8, 1}}, 3));
-  CHECK(joins.Record(0, {}, 3));
+  // faults.md: training after join() goes on from the furthest round any rank
+  // reached, not the last joiner's: rank 0 joins last, behind rank 2.
+  CHECK(joins.Record(0, {{7, 3}}, 3));
   CHECK_EQ(joins.last_rank(), 0);
   CHECK_EQ(joins.last_rounds().at(7), 9);
   CHECK_EQ(joins.last_rounds().at(8), 1);

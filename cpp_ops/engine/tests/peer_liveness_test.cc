@@ -1,7 +1,8 @@
 // Unit test of liveness (peer_liveness.h, stall_monitor.h): a probed peer that stays
 // silent for the grace is unresponsive, any message clears it, and silence while this
 // engine's own loop did not run is not held against anyone; the stall inspector
-// (stall_inspector.h) warns once the round has waited the window, then every window.
+// (stall_inspector.h) warns once the round has waited the window, then every window,
+// and so does a pending round-0 registration (StallMonitor::RegistrationWarningDue).
 // Built and run by `make engine-unit-test` (and `make test`).
 #include <chrono>
 #include <cmath>
@@ -149,11 +150,30 @@ void TestStallWarningAfterTheWindowOfWaitingThenEveryWindow() {
 
 }  // namespace
 
+// faults.md: a stalled round-0 registration is inspected as any stalled round: warned
+// once it has waited the warning time, then again every warning time while it lasts,
+// each pending registration on its own clock.
+void TestRegistrationWarningRepeatsEveryWindow() {
+  wagma::StallSettings settings;
+  settings.warning_s = 2.0;
+  wagma::StallMonitor monitor(settings, 0, 3);
+  const Clock::time_point t0 = Clock::now();
+  CHECK(!monitor.RegistrationWarningDue("w", 1.9, t0));
+  CHECK(monitor.RegistrationWarningDue("w", 2.0, t0));
+  CHECK(!monitor.RegistrationWarningDue("w", 3.0, t0 + milliseconds(1000)));
+  CHECK(!monitor.RegistrationWarningDue("w", 3.9, t0 + milliseconds(1900)));
+  CHECK(monitor.RegistrationWarningDue("w", 4.1, t0 + milliseconds(2100)));  // again
+  CHECK(!monitor.RegistrationWarningDue("w", 5.0, t0 + milliseconds(3000)));
+  CHECK(monitor.RegistrationWarningDue("w", 6.2, t0 + milliseconds(4200)));  // and again
+  CHECK(monitor.RegistrationWarningDue("v", 2.5, t0 + milliseconds(3000)));  // its own
+}
+
 int main() {
   TestSilenceAfterAProbe();
   TestDiscountedSilence();
   TestMonitorDiscountsItsOwnPause();
   TestStoppedRankNamedBeforeTheDeadline();
   TestStallWarningAfterTheWindowOfWaitingThenEveryWindow();
+  TestRegistrationWarningRepeatsEveryWindow();
   return Report("peer_liveness_test");
 }
