@@ -56,6 +56,17 @@ def batch(step):
     return x, (x[:, 0] > 0).long() + (x[:, 1] > 0).long()
 
 
+def step_on_batch(opt, model, step):
+    """One optimizer step on batch(step); returns that step's gradient, flat, as
+    float64 values (what the reference computations start from)."""
+    opt.zero_grad()
+    x, y = batch(step)
+    F.cross_entropy(model(x), y).backward()
+    grad = torch.cat([p.grad.reshape(-1) for p in model.parameters()]).double().tolist()
+    opt.step()
+    return grad
+
+
 def train(opt, model, steps, tau, passes=1, check_every_global=True):
     identical = []
     for step in range(steps):
@@ -252,12 +263,7 @@ def state_values():
                 .double().tolist() for k in ("exp_avg", "exp_avg_sq")}
     grads, moments = [], []
     for step in range(3):  # round 0 global, rounds 1 and 2 group rounds (tau 100)
-        opt.zero_grad()
-        x, y = batch(step)
-        F.cross_entropy(model(x), y).backward()
-        grads.append(torch.cat([p.grad.reshape(-1) for p in model.parameters()])
-                     .double().tolist())
-        opt.step()
+        grads.append(step_on_batch(opt, model, step))
         moments.append(adam_moments())
     before_sync = adam_moments()
     opt.sync()
@@ -287,12 +293,7 @@ def state_after_sync_first_and_reload():
     opt.sync()  # before any state exists
     grads, after = [], []
     for step in range(2):
-        opt.zero_grad()
-        x, y = batch(step)
-        F.cross_entropy(model(x), y).backward()
-        grads.append(torch.cat([p.grad.reshape(-1) for p in model.parameters()])
-                     .double().tolist())
-        opt.step()
+        grads.append(step_on_batch(opt, model, step))
         after.append(momentum(opt, model))
     before_sync = momentum(opt, model)
     opt.sync()
