@@ -37,7 +37,8 @@ test-unstable: install
 # settings' transport defaults, the registrar's stream agreement, the arithmetic
 # kernels (half types summed in float32), the early activations kept for replay and
 # the counters behind stats() (staleness_max the largest, not the last), the join
-# slot (its first outcome stands), the loop pause's busy/starved/asleep verdict, without MPI:
+# slot (its first outcome stands), the loop pause's busy/starved/asleep verdict, and the
+# exact texts of the fault reports (every rank, round and count they name), without MPI:
 # plain g++, their own sources only.
 UNIT_CXX := g++ -std=c++17 -O1 -Wall -Wextra -Werror -pthread -Icpp_ops/engine
 engine-unit-test:
@@ -79,6 +80,11 @@ engine-unit-test:
 		-o build/engine_metrics_test
 	$(UNIT_CXX) cpp_ops/engine/request_queue.cc cpp_ops/engine/stream_spec.cc \
 		cpp_ops/engine/data_type.cc cpp_ops/engine/tests/join_slot_test.cc -o build/join_slot_test
+	$(UNIT_CXX) cpp_ops/engine/hold_report.cc cpp_ops/engine/stall_monitor.cc cpp_ops/engine/peer_liveness.cc \
+		cpp_ops/engine/stall_inspector.cc cpp_ops/engine/thread_schedstat.cc cpp_ops/engine/stream_spec.cc \
+		cpp_ops/engine/data_type.cc cpp_ops/engine/peer_roster.cc cpp_ops/engine/engine_metrics.cc \
+		cpp_ops/engine/stream_stats.cc cpp_ops/engine/timeline.cc cpp_ops/engine/buffer.cc \
+		cpp_ops/engine/tests/report_text_test.cc -o build/report_text_test
 	build/round_policy_test
 	build/handle_table_test
 	build/majority_rule_test
@@ -93,6 +99,7 @@ engine-unit-test:
 	build/engine_metrics_test
 	build/join_slot_test
 	build/thread_schedstat_test
+	build/report_text_test
 
 # Plants each bug of lab/mutation/mutants.py in a scratch copy, one at a time, and runs
 # the tests that should catch it; prints the report (docs/mutation.md). About 20 min.

@@ -175,6 +175,8 @@ class Engine {
   void CheckLostPeers();
   // Fails the rounds that need `source`, which departed or was lost.
   void AfterDeparture(int source);
+  // Ends the join in progress with an error naming `leaver`, which never joins.
+  void EndJoinWithoutLeaver(int leaver);
   // Elastic, the verdict on lost_members_ (majority_rule.h): "membership changed: rank(s)
   // ... lost ...; K of P ranks remain", or "fenced: ...".
   std::string LostMembersText() const;

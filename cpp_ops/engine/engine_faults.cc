@@ -28,6 +28,8 @@ bool Contains(const std::vector<int>& v, int x) {
 // Failing rounds and streams
 
 void Engine::FailRound(Stream& s, int64_t round, const std::string& error) {
+  // A failed round has no waiters left to warn about (stall_inspector.h).
+  stalls_->inspector().Forget(s.id, round);
   auto it = s.rounds.find(round);
   if (it == s.rounds.end()) return;
   RoundState& rs = it->second;
@@ -65,6 +67,7 @@ void Engine::FailStream(Stream& s, const std::string& error, int64_t from_round,
   }
   for (int64_t r : rounds) FailRound(s, r, error);
   for (int64_t r : rounds) s.rounds.erase(r);
+  stalls_->inspector().ForgetFrom(s.id, from_round);
   s.activations.erase(s.activations.lower_bound(from_round),
                       s.activations.lower_bound(until));
   if (tell_peers && s.id >= 0) {
@@ -208,14 +211,19 @@ void Engine::AfterDeparture(int source) {
   }
   if (rank_ == kRegistrar) {
     RejectUnreachableRegistrations();
-    if (joins_.in_progress()) {
-      // Those who joined wait for everyone; the departed rank never will.
-      for (int r = 0; r < size_; ++r) {
-        if (r != rank_) SendControl(r, ControlKind::kAllJoined, -(source + 1), 0);
-      }
-      OnAllJoined(-(source + 1), "");
-    }
+    // Those who joined wait for everyone; the departed rank never will.
+    if (joins_.in_progress()) EndJoinWithoutLeaver(source);
+  } else if (source == kRegistrar && joins_.self_joined()) {
+    // The registrar ends joins; with it gone, each joined rank ends its own.
+    OnAllJoined(-(source + 1), "");
   }
+}
+
+void Engine::EndJoinWithoutLeaver(int leaver) {
+  for (int r = 0; r < size_; ++r) {
+    if (r != rank_) SendControl(r, ControlKind::kAllJoined, -(leaver + 1), 0);
+  }
+  OnAllJoined(-(leaver + 1), "");
 }
 
 std::string Engine::RegistrarGone(const std::string& name) const {
@@ -267,6 +275,9 @@ void Engine::StartJoin() {
     if (r != rank_) SendControl(r, ControlKind::kJoined, -1, generation, payload);
   }
   OnJoined(rank_, generation, payload);
+  // The registrar left before this join: nobody else can end it.
+  if (rank_ != kRegistrar && roster_.departed(kRegistrar) && joins_.self_joined())
+    OnAllJoined(-(kRegistrar + 1), "");
 }
 
 void Engine::OnJoined(int source, int64_t generation, const std::string& payload) {
@@ -296,6 +307,11 @@ void Engine::OnJoined(int source, int64_t generation, const std::string& payload
   if (rank_ != kRegistrar) return;
   const bool all_joined = joins_.Record(source, UnpackLastRounds(payload), size_);
   RejectUnreachableRegistrations();
+  // A rank that left before this join began never joins it (its goodbye came first).
+  if (roster_.first_departed() >= 0) {
+    EndJoinWithoutLeaver(roster_.first_departed());
+    return;
+  }
   if (!all_joined) return;
   const int last_rank = joins_.last_rank();
   const std::string rounds = PackLastRounds(joins_.last_rounds());

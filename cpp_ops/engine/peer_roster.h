@@ -30,6 +30,8 @@ class PeerRoster {
   // last_round: stream id -> the last round of it the rank joined.
   void MarkDeparted(int rank, std::map<int, int64_t> last_round);
   bool departed(int rank) const { return departed_.count(rank) > 0; }
+  // The lowest rank that left without join() or was lost; -1 when none has.
+  int first_departed() const { return departed_.empty() ? -1 : departed_.begin()->first; }
   // Departed without a goodbye: the transport saw its connection fail.
   void MarkLost(int rank) {
     lost_.insert(rank);

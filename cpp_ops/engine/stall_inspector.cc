@@ -11,20 +11,42 @@ void StallInspector::OnWaiting(int stream_id, int64_t round, int rank,
       std::chrono::duration<double>(settings_.report_after_s));
   auto it = entries_.find({stream_id, round});
   if (it == entries_.end()) {
-    it = entries_.emplace(std::make_pair(stream_id, round), Entry{{}, now - waited, {}}).first;
+    it = entries_.emplace(std::make_pair(stream_id, round), Entry{{}, {}, now - waited, {}}).first;
   }
   it->second.waiting.insert(rank);
+  it->second.since.emplace(rank, now - waited);
 }
 
 void StallInspector::Forget(int stream_id, int64_t round) {
   entries_.erase({stream_id, round});
 }
 
+void StallInspector::ForgetFrom(int stream_id, int64_t from_round) {
+  entries_.erase(entries_.lower_bound({stream_id, from_round}),
+                 entries_.lower_bound({stream_id + 1, INT64_MIN}));
+}
+
 std::vector<StallInspector::Stall> StallInspector::Due(Clock::time_point now) {
   std::vector<Stall> due;
   const auto every = std::chrono::duration<double>(settings_.warning_s);
-  for (auto& kv : entries_) {
-    Entry& e = kv.second;
+  const auto timeout = std::chrono::duration<double>(settings_.timeout_s);
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    Entry& e = it->second;
+    if (settings_.timeout_s > 0) {
+      for (auto w = e.since.begin(); w != e.since.end();) {
+        if (now - w->second > timeout) {
+          e.waiting.erase(w->first);
+          w = e.since.erase(w);
+        } else {
+          ++w;
+        }
+      }
+      if (e.waiting.empty()) {
+        it = entries_.erase(it);
+        continue;
+      }
+    }
+    auto& kv = *it++;
     if (now - e.first < every) continue;
     if (e.warned.time_since_epoch().count() != 0 && now - e.warned < every) continue;
     e.warned = now;

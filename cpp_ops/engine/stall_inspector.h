@@ -6,7 +6,12 @@
 // rounds of world streams). The inspector keeps, per (stream, round), who has reported
 // waiting; once the first report is `warning_s` old it prints the members not among
 // them, and repeats every `warning_s` while the stall lasts. Rounds that complete on
-// the inspector are forgotten: completion there means every member contributed.
+// the inspector are forgotten: completion there means every member contributed. Rounds
+// that fail there (a stall timeout, a leaver, a lost member) are forgotten too: nobody
+// waits in a failed round any more, so a warning about it would name waiters that left.
+// A waiter whose own WAGMA_STALL_TIMEOUT_S has passed since it began to wait failed the
+// round on its side (it says so to nobody): it is dropped, and the round with it once
+// no waiter is left.
 // Reports only flow after seconds of waiting, so healthy runs pay nothing.
 #pragma once
 
@@ -45,6 +50,8 @@ class StallInspector {
   // Inspector side: `rank` has waited report_after_s in round `round` of a stream.
   void OnWaiting(int stream_id, int64_t round, int rank, Clock::time_point now);
   void Forget(int stream_id, int64_t round);
+  // A failed stream: forget its rounds from `from_round` on.
+  void ForgetFrom(int stream_id, int64_t from_round);
 
   struct Stall {
     int stream_id;
@@ -58,6 +65,9 @@ class StallInspector {
  private:
   struct Entry {
     std::set<int> waiting;
+    // When each waiter began to wait (its report, back-dated by report_after_s): with a
+    // stall timeout, a waiter past it has failed the round and waits no more.
+    std::map<int, Clock::time_point> since;
     Clock::time_point first;
     Clock::time_point warned;  // epoch: never
   };

@@ -622,3 +622,8 @@ from detail_pass4_torch import MUTANTS as _PASS4_TORCH  # noqa: E402
 MUTANTS += _API1 + _API2 + _FAULTS + _README_ELASTIC + _SEMANTICS + _PASS2
 MUTANTS += _PASS3_API + _PASS3_FAULTS + _PASS3_ROUNDS + _PASS3_TORCH
 MUTANTS += _PASS4_API + _PASS4_FAULTS + _PASS4_ROUNDS + _PASS4_TORCH
+# The fifth (2026-12-06), by area: second uses, boundaries and wrappers.
+from detail_pass5_reports import MUTANTS as _PASS5_REPORTS  # noqa: E402
+from detail_pass5_rounds import MUTANTS as _PASS5_ROUNDS  # noqa: E402
+from detail_pass5_twins import MUTANTS as _PASS5_TWINS  # noqa: E402
+MUTANTS += _PASS5_REPORTS + _PASS5_ROUNDS + _PASS5_TWINS

@@ -54,6 +54,10 @@ for item in plan:
     # Every rank starts the item together, as a fresh launch would, and one item's
     # traffic stays out of the next.
     comm.Barrier()
+    # The WAGMA defaults a fresh launch has: an earlier item's init(group_size=2, ...)
+    # would otherwise reach a worker that calls Horovod's plain init() (seen:
+    # optimizer_checks.py after uneven.py).
+    frameworks.hvd.init()
     write(os.path.join(LAUNCH_DIR, f"progress.rank{rank}"), item["name"])
     os.environ["WAGMA_TEST_RESULTS"] = item["results"]
     sys.argv = [os.path.join(HERE, item["worker"])] + [str(a) for a in item["args"]]
