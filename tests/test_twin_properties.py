@@ -29,53 +29,19 @@ import torch
 import resident
 from horovod_wagma.common.schedule import groups
 from reference import average_round
+from reference import is_global as reference_is_global
+from twin_cases import (CASES, HYPER, KERAS_ONLY, STEPS, TAU, TORCH_ONLY, W, start,
+                        targets)
 
-P, S, TAU, STEPS = 3, 2, 3, 7
+P, S = 3, 2
 TORCH_PARITY = resident.item("twin_properties.py", P, "parity", "acceptance",
                              framework="torch", timeout=180)
 KERAS_PARITY = resident.item("twin_properties.py", P, "parity", "acceptance", "sequence",
                              "callbacks", framework="tensorflow", timeout=300)
 
-# The worker's scenario (workers/twin_properties.py: CASES, HYPER, targets, start, W).
-CASES = {
-    "sgdm.never": ("sgdm", "never", 0.0, False),
-    "sgdm.on_sync": ("sgdm", "on_sync", 0.0, False),
-    "sgdm.on_sync.drift": ("sgdm", "on_sync", 0.5, False),
-    "sgdm.on_sync.drift.graph": ("sgdm", "on_sync", 0.5, False),
-    "sgdm.quasi_global": ("sgdm", "quasi_global", 0.0, False),
-    "adam.never": ("adam", "never", 0.0, False),
-    "adam.on_sync": ("adam", "on_sync", 0.0, False),
-    "adam.on_sync.drift": ("adam", "on_sync", 0.5, False),
-    "sgd.fp16": ("sgd", "never", 0.0, True),
-    "sgd.fp16.graph": ("sgd", "on_sync", 0.0, True),
-    "sgd.fp32": ("sgd", "never", 0.0, False),
-    "sgdm.always": ("sgdm", "always", 0.0, False),
-}
-KERAS_ONLY = {"sgdm.on_sync.drift.graph", "sgd.fp16.graph"}  # inside a tf.function
-TORCH_ONLY = {"sgdm.always"}
-HYPER = dict(sgdm=dict(lr=0.125, momentum=0.75), sgd=dict(lr=0.5),
-             adam=dict(lr=0.0625, beta_1=0.75, beta_2=0.875))
-W = np.array([1.0, 0.5, 2.0, 1.5, 0.75])
-
-
-# Per rank, not linear in the rank (else a group of ranks 0 and 2 would average to
-# rank 1's values).
-TARGETS = [[0.1, -0.7, 1.3, 0.45, -0.2], [1.9, 0.35, -1.1, 0.8, 2.6],
-           [-0.6, 1.45, 0.9, -1.75, 0.05]]
-STARTS = [[0.5, -1.0, 2.0, 0.25, 1.5], [1.25, -0.4, 0.3, 2.1, -0.9],
-          [-0.35, 0.8, 1.1, -1.2, 0.6]]
-
-
-def targets(r):
-    return np.array(TARGETS[r])
-
-
-def start(r):
-    return np.array(STARTS[r])
-
 
 def is_global(k):
-    return k == 0 or (k + 1) % TAU == 0
+    return reference_is_global(k, TAU)
 
 
 def fp16_average(sent, members):
@@ -185,7 +151,7 @@ def keras_launch(transport):
 def check_case(framework, name, results):
     """Every rank's model and state after each step and after sync() against the
     simulation; returns the stacked models per step (P x 5)."""
-    kind, mode, alpha, fp16 = CASES[name]
+    kind, mode, alpha, fp16, _ = CASES[name]
     models, states, synced, synced_state = simulate(framework, kind, mode, alpha, fp16)
     tol = tolerance(kind, fp16)
     got = [np.array([results[r][name]["models"][k] for r in range(P)]) for k in range(STEPS)]

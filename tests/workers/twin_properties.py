@@ -29,6 +29,7 @@ import numpy as np
 import frameworks as fw
 from common import run_scenarios
 from world import world
+from twin_cases import CASES, HYPER, STEPS, TAU, W, start, targets
 
 hvd = fw.hvd
 hvd.init()
@@ -39,46 +40,8 @@ if not TORCH:
     import tensorflow as tf
     import horovod_wagma.keras as hvd_keras
 
-STEPS, TAU = 7, 3
 KNOBS = dict(group_size=2, sync_period=TAU, wait_avoiding=False, global_rounds="blocking")
 SHAPES = [(3,), (2,)]
-W = np.array([1.0, 0.5, 2.0, 1.5, 0.75])  # the gradient's per-parameter weight
-
-# name -> (optimizer, state mode, drift alpha, fp16 on the wire, Keras in a tf.function)
-# Learning rates and betas are powers of two or short binary fractions, exact in float32
-# (Keras keeps the learning rate in a float32 variable).
-CASES = {
-    "sgdm.never": ("sgdm", "never", 0.0, False, False),
-    "sgdm.on_sync": ("sgdm", "on_sync", 0.0, False, False),
-    "sgdm.on_sync.drift": ("sgdm", "on_sync", 0.5, False, False),
-    "sgdm.on_sync.drift.graph": ("sgdm", "on_sync", 0.5, False, True),
-    "sgdm.quasi_global": ("sgdm", "quasi_global", 0.0, False, False),
-    "adam.never": ("adam", "never", 0.0, False, False),
-    "adam.on_sync": ("adam", "on_sync", 0.0, False, False),
-    "adam.on_sync.drift": ("adam", "on_sync", 0.5, False, False),
-    "sgd.fp16": ("sgd", "never", 0.0, True, False),
-    "sgd.fp16.graph": ("sgd", "on_sync", 0.0, True, True),
-    "sgd.fp32": ("sgd", "never", 0.0, False, False),
-    "sgdm.always": ("sgdm", "always", 0.0, False, False),  # PyTorch only
-}
-HYPER = dict(sgdm=dict(lr=0.125, momentum=0.75), sgd=dict(lr=0.5),
-             adam=dict(lr=0.0625, beta_1=0.75, beta_2=0.875))
-
-
-# Per rank, not linear in the rank (else a group of ranks 0 and 2 would average to
-# rank 1's values).
-TARGETS = [[0.1, -0.7, 1.3, 0.45, -0.2], [1.9, 0.35, -1.1, 0.8, 2.6],
-           [-0.6, 1.45, 0.9, -1.75, 0.05]]
-STARTS = [[0.5, -1.0, 2.0, 0.25, 1.5], [1.25, -0.4, 0.3, 2.1, -0.9],
-          [-0.35, 0.8, 1.1, -1.2, 0.6]]
-
-
-def targets(r):
-    return np.array(TARGETS[r])
-
-
-def start(r):
-    return np.array(STARTS[r])
 
 
 def split(flat):
