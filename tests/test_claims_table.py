@@ -12,7 +12,7 @@ CXX_ID = re.compile(r"(cpp_ops/[\w/]+\.cc)::(\w+)")
 # Catalogues whose ids a row may name: the check's own and the reviewers' batches.
 CATALOGUES = ("mutants", "fresh_batch", "fresh_batch2", "fresh_batch3", "fresh_batch4",
               "fresh_batch5", "fresh_batch6", "fresh_batch7", "fresh_batch8", "fresh_batch9",
-              "fresh_survivors")
+              "fresh_batch10", "fresh_survivors")
 
 
 def rows():
