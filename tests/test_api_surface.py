@@ -102,6 +102,68 @@ def test_init_defaults():
         assert params[field.name].default == field.default, field.name
 
 
+def test_unnamed_calls_are_numbered_by_unnamed_calls_only():
+    """api.md / semantics.md: unnamed calls are named from a counter every rank advances
+    alike. Ranks may make different named calls (a stream over a process set some are
+    not in, a metric stream on rank 0 only), so only unnamed calls may advance it: each
+    of three ranks here makes its own named calls between the same unnamed ones, and
+    their unnamed calls get the same names, in order. Single process: the engine's
+    start is stood in for."""
+    from horovod_wagma.common.basics import WagmaBasics
+
+    def names_of(calls):
+        basics = WagmaBasics(hvd=None)
+        basics.ensure_started = lambda: None
+        basics._size = 4
+        return [basics.prepare_call(True, "float32", name, None)[0] for name in calls]
+
+    unnamed = ["group_allreduce.noname.0", "group_allreduce.noname.1",
+               "group_allreduce.noname.2"]
+    for calls in ([None, None, None],
+                  [None, "metric", None, "a", "b", None],
+                  ["x", "y", "z", None, None, "w", None]):
+        got = [n for n, c in zip(names_of(calls), calls) if c is None]
+        assert got == unnamed, (calls, got)
+
+
+@pytest.mark.parametrize("size,group_size", [(4, 2), (5, 2), (6, 2), (6, 4), (7, 2),
+                                             (8, 4)])
+def test_dynamic_group_sets_register_every_group_once(size, group_size):
+    """api.md: with process_sets="dynamic" (HOROVOD_DYNAMIC_PROCESS_SETS=1) every phase's
+    groups are added as Horovod process sets, each group once: where P is not a power of
+    S the phases' rotations repeat groups, and Horovod refuses a duplicate set. The
+    stand-in records add_process_set and refuses duplicates as Horovod does; the sets
+    added are the schedule's distinct groups (not the whole world), in phase order."""
+    from horovod_wagma.common.basics import WagmaBasics
+    from horovod_wagma.common.config import WagmaConfig
+    from horovod_wagma.common.schedule import groups
+
+    class HorovodStandIn:
+        def __init__(self):
+            self.added = []
+
+        def size(self):
+            return size
+
+        def add_process_set(self, ranks):
+            if tuple(ranks) in self.added:
+                raise ValueError("Attempted to add a duplicate process set")
+            self.added.append(tuple(ranks))
+            return ("set", tuple(ranks))
+
+    hvd = HorovodStandIn()
+    basics = WagmaBasics(hvd)
+    basics.config = WagmaConfig(group_size=group_size)
+    basics._add_dynamic_group_sets()
+    distinct = []
+    for phase in groups(size, group_size):
+        for g in phase:
+            if len(g) < size and tuple(g) not in distinct:
+                distinct.append(tuple(g))
+    assert hvd.added == distinct
+    assert basics._group_sets == {k: ("set", k) for k in distinct}
+
+
 def test_init_passes_every_knob_to_the_defaults_and_checks_them():
     """api.md: init()'s knobs are the defaults of every stream, each checked. The
     Horovod stand-in stops init() right after it has built its defaults, before any

@@ -127,7 +127,7 @@ class Job:
 
     def __init__(self, rank, survivors, counters):
         self._rank, self.survivors, self.counters = rank, survivors, counters
-        self.broadcasts = []
+        self.broadcasts, self.sent = [], []
 
     def rank(self):
         return self._rank
@@ -138,6 +138,9 @@ class Job:
 
     def broadcast_object(self, obj, root_rank=0, name=None):
         self.broadcasts.append((root_rank, name))
+        if root_rank == self._rank:  # the root gets back what it sent
+            self.sent.append(dict(obj))
+            return dict(obj)
         return dict(self.counters[root_rank])
 
 
@@ -199,6 +202,24 @@ def test_joiners_take_the_lowest_ranked_survivors_counters_survivors_keep_theirs
         (m.replica_generation, m.generation, m.replica_members, m.members)
 
 
+def test_the_survivor_sends_its_current_counters_not_its_last_commits(monkeypatch):
+    """README, elastic: hosts added start from the survivors' counters, and nothing is
+    restored from the last commit. The lowest-ranked survivor committed at step 33 and
+    trained on to step 40 (a commit less often than every step): the joiners get 40."""
+    from horovod_wagma.common import membership
+    monkeypatch.setattr(membership, "MEMBERSHIP", membership.Membership())
+    membership.MEMBERSHIP.was_survivor = True
+    membership.MEMBERSHIP.generation = 2
+    membership.MEMBERSHIP.members = [("h", 10), ("h", 11)]
+    job = Job(0, [True, False], {})
+    state = RecordingState(job, step=33, epoch=1)
+    assert state._saved_state == {"step": 33, "epoch": 1}  # its last commit
+    state.step, state.epoch = 40, 2
+    state.sync()
+    assert job.sent == [{"step": 40, "epoch": 2}], job.sent
+    assert (state.step, state.epoch) == (40, 2)
+
+
 def test_the_first_sync_of_a_job_is_horovods_broadcast_from_rank_0(monkeypatch):
     """At the job's start nobody holds a replica (no survivors): the model and the
     counters come from rank 0, as in Horovod's own states, and nothing is averaged."""
@@ -228,12 +249,16 @@ model.make_train_function(); model.make_test_function(); model.make_predict_func
 functions = lambda: [model.train_function is not None, model.test_function is not None,
                      model.predict_function is not None]
 out = {"traced_before": functions()}
+# The recipe's form: no optimizer given, so the state takes the model's compiled one,
+# and a reset rebases its rounds (a WAGMA optimizer's rebase_rounds, stood in for).
 state = kelastic.WagmaState(model, step=3)
-restarts = []
+restarts, rebased = [], []
 state._basics = types.SimpleNamespace(restart=lambda: restarts.append(1))
+model.optimizer.rebase_rounds = lambda: rebased.append(1)
 state.reset()
 out["traced_after_reset"] = functions()
 out["restarts"] = len(restarts)
+out["rebased"] = len(rebased)
 
 floating = [v for v in model.variables if v.dtype.is_floating]
 names = [v.name for v in floating]
@@ -296,6 +321,8 @@ def test_keras_state_drops_traced_functions_and_averages_every_floating_variable
     assert res["traced_before"] == [True, True, True], res
     assert res["traced_after_reset"] == [False, False, False], res
     assert res["restarts"] == 1, res
+    # README's recipe, WagmaState(model, ...): the model's own optimizer is rebased.
+    assert res["rebased"] == 1, res
     names = res["names"]
     for part in ("kernel", "bias", "gamma", "beta", "moving_mean", "moving_variance"):
         assert any(part in n for n in names), (part, names)

@@ -511,6 +511,11 @@ def test_a_leaver_is_named_with_its_last_round_of_each_stream(exited):
             assert res[key]["error"] == text and res[key]["type"] == "WagmaError", (r, key, res)
             assert res[key]["seconds"] < 10, (r, key, res[key])
         assert res["stats"] == {"a": 2, "b": 1}, res["stats"]
+        # api.md: poll() says a failed handle will not block; a second synchronize()
+        # raises the same error again.
+        assert res["c_polled"] is True, (r, res["c_polled"])
+        assert res["c_again"]["error"] == expected["c"] and \
+            res["c_again"]["type"] == "WagmaError", (r, res["c_again"])
     gave_up = [line for line in run.stderr.splitlines() if "shutdown: gave up" in line]
     for line in gave_up:
         assert line == (f"[horovod_wagma rank {leaver}] shutdown: gave up after "

@@ -50,6 +50,13 @@ if rank == leaver:
 pending = hvd.group_allreduce_async(x, name="c", **knobs)
 open(os.path.join(results, f"waiting_in_c.{rank}"), "w").close()
 out = {"c": attempt(lambda: hvd.synchronize(pending))}
+# api.md: poll() is True once synchronize() will not block, a failed handle included;
+# synchronize() again raises the same error.
+try:
+    out["c_polled"] = hvd.poll(pending)
+except Exception as e:  # noqa: BLE001 - the test checks it returned True
+    out["c_polled"] = f"{type(e).__name__}: {e}"
+out["c_again"] = attempt(lambda: hvd.synchronize(pending))
 out["a"] = attempt(lambda: hvd.group_allreduce(x, name="a", **knobs))
 out["b"] = attempt(lambda: hvd.group_allreduce(x, name="b", **knobs))
 out["late"] = attempt(lambda: hvd.group_allreduce(x, name="late", **knobs))

@@ -25,7 +25,8 @@ const char* const kVariables[] = {
     "HOROVOD_WAGMA_LIVENESS_S",        "HOROVOD_WAGMA_SMALL_BYTES",
     "HOROVOD_WAGMA_PAIR_SCATTER_BYTES", "HOROVOD_ELASTIC",
     "HOROVOD_WAGMA_FRAGMENT_BYTES",    "HOROVOD_WAGMA_FRAGMENT_UP_TO_BYTES",
-    "HOROVOD_WAGMA_FRAGMENT_SCOPE",
+    "HOROVOD_WAGMA_FRAGMENT_SCOPE",    "WAGMA_TIMELINE",
+    "WAGMA_TIMELINE_GENERATION",
 };
 
 void UnsetAll() {
@@ -195,6 +196,35 @@ void TestIdleSleepIsCapped() {
   UnsetAll();
 }
 
+// elastic.md: each member set after the first writes its own trace, the generation
+// before the file's extension (trace.json -> trace.gen2.json); a dot in a directory is
+// not an extension, at any depth, and a path without an extension gets it at the end.
+void TestTimelineGenerationGoesIntoTheFileName() {
+  struct Case {
+    const char* path;
+    const char* generation;
+    const char* expected;
+  };
+  const Case cases[] = {
+      {"/tmp/trace.json", "2", "/tmp/trace.gen2.json"},
+      {"trace.json", "3", "trace.gen3.json"},
+      {"trace", "2", "trace.gen2"},
+      {"/tmp/run.1/trace", "2", "/tmp/run.1/trace.gen2"},
+      {"./out/trace", "4", "./out/trace.gen4"},
+      {"/a.b/c.d/trace", "2", "/a.b/c.d/trace.gen2"},
+      {"/a.b/c.d/trace.json", "12", "/a.b/c.d/trace.gen12.json"},
+      {"/tmp/run.1/trace.json", "1", "/tmp/run.1/trace.json"},  // the first keeps its name
+      {"/tmp/run.1/trace.json", "0", "/tmp/run.1/trace.json"},
+  };
+  for (const Case& c : cases) {
+    UnsetAll();
+    setenv("WAGMA_TIMELINE", c.path, 1);
+    setenv("WAGMA_TIMELINE_GENERATION", c.generation, 1);
+    CHECK(EngineSettings::FromEnv(false).timeline_path == c.expected);
+  }
+  UnsetAll();
+}
+
 }  // namespace
 
 int main() {
@@ -204,5 +234,6 @@ int main() {
   TestIdleSleepIsCapped();
   TestProbesAtAThirdOfTheShorterDeadline();
   TestElasticHeartbeatEverySecondLostAfterTheLivenessWindow();
+  TestTimelineGenerationGoesIntoTheFileName();
   return Report("engine_settings_test");
 }

@@ -8,6 +8,7 @@
 
 #include "check.h"
 #include "../handle_table.h"
+#include "../timeline.h"
 
 namespace {
 
@@ -53,11 +54,31 @@ void TestHandlesAllocatedAfterCloseFailAtOnce() {
   CHECK_EQ(seen_round, -1);
 }
 
+// faults.md / README: the timeline shows where the application waited. Bindings wait in
+// slices (PyTorch: 100 ms) to return to their interpreter; a wait of several slices
+// starts at its first slice, and its length is every slice's together.
+void TestAWaitOfSeveralSlicesStartsAtItsFirst() {
+  HandleTable t;
+  const int64_t h = t.Allocate();
+  HandleTable::Outcome out;
+  const int64_t before = wagma::Timeline::NowUs();
+  CHECK_EQ(t.WaitFor(h, 20000, &out), 0);  // a slice that times out
+  const int64_t after_first = wagma::Timeline::NowUs();
+  CHECK_EQ(t.WaitFor(h, 20000, &out), 0);
+  t.Complete(h, "", "w", false, 3);
+  CHECK_EQ(t.WaitFor(h, 20000, &out), 1);
+  CHECK(out.first_wait_at_us >= before);
+  CHECK(out.first_wait_at_us <= after_first);
+  CHECK(out.waited_us >= 40000);  // both timed-out slices count
+  CHECK_EQ(out.round, 3);
+}
+
 }  // namespace
 
 int main() {
   TestCompleteThenWait();
   TestCloseFailsPendingHandles();
+  TestAWaitOfSeveralSlicesStartsAtItsFirst();
   TestHandlesAllocatedAfterCloseFailAtOnce();
   return Report("handle_table_test");
 }
