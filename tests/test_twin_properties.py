@@ -30,8 +30,8 @@ import resident
 from horovod_wagma.common.schedule import groups
 from reference import average_round
 from reference import is_global as reference_is_global
-from twin_cases import (CASES, HYPER, KERAS_ONLY, STEPS, TAU, TORCH_ONLY, W, start,
-                        targets)
+from twin_cases import (CASES, HYPER, KERAS_ONLY, STEPS, TAU, TORCH_ONLY, W, fake_gather,
+                        start, targets)
 
 P, S = 3, 2
 TORCH_PARITY = resident.item("twin_properties.py", P, "parity", "acceptance",
@@ -234,7 +234,7 @@ def test_compression_and_state_modes_change_what_they_promise(torch_launch, kera
             assert 0 < np.abs(x16 - x32).max() < 1e-2, (framework, k)
             representable = (x16.astype(np.float16).astype(np.float64) == x16).all()
             assert representable == is_global(k), (framework, k, x16)
-        for name, (kind, mode, alpha, fp16) in CASES.items():
+        for name, (kind, mode, alpha, fp16, _) in CASES.items():
             if kind == "sgd" or name in (KERAS_ONLY if framework == "torch" else TORCH_ONLY):
                 continue
             averaged = mode in ("on_sync", "always") or (mode == "quasi_global"
@@ -277,7 +277,7 @@ def test_stream_statistics_are_the_same_in_both_frameworks(torch_launch, keras_l
     rounds and global rounds as the case runs them, nothing passive, aged or left out,
     and the same bytes in both frameworks."""
     torch_res, keras_res = torch_launch.results("parity"), keras_launch.results("parity")
-    for name, (kind, mode, alpha, fp16) in CASES.items():
+    for name, (kind, mode, alpha, fp16, _) in CASES.items():
         for framework, results in (("torch", torch_res), ("keras", keras_res)):
             if name in (KERAS_ONLY if framework == "torch" else TORCH_ONLY):
                 continue
@@ -435,16 +435,6 @@ def pad_or_cut(order, total):
     while len(order) < total:
         order = order + order[:total - len(order)]
     return order[:total]
-
-
-def fake_gather(sampler, throughputs, synchronous=0.0):
-    """The sampler's epoch-end allgather returns these throughputs as every rank's."""
-    def allgather(row):
-        rows = np.repeat(np.asarray(row, dtype=np.float64), len(throughputs), axis=0)
-        rows[:, 1] = throughputs
-        rows[:, 2] = synchronous
-        return rows
-    sampler._exchange._allgather = allgather
 
 
 SPEED_SEQUENCES = [

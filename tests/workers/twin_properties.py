@@ -29,7 +29,7 @@ import numpy as np
 import frameworks as fw
 from common import run_scenarios
 from world import world
-from twin_cases import CASES, HYPER, STEPS, TAU, W, start, targets
+from twin_cases import CASES, HYPER, STEPS, TAU, W, fake_gather, start, targets
 
 hvd = fw.hvd
 hvd.init()
@@ -200,15 +200,6 @@ def sequence():
     if TORCH or rank != 0:
         return {}
     from horovod_wagma.keras import BalancedSequence
-
-    def fake_gather(seq, throughputs, synchronous=0.0):
-        """``synchronous``: every rank's "trained without WAGMA" bit, or one for all."""
-        def allgather(row):
-            rows = np.repeat(np.asarray(row, dtype=np.float64), len(throughputs), axis=0)
-            rows[:, 1] = throughputs
-            rows[:, 2] = synchronous
-            return rows
-        seq._exchange._allgather = allgather
 
     out = {"cases": []}
     for case in sequence_cases():
