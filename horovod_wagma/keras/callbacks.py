@@ -12,20 +12,25 @@ import tensorflow as tf
 
 from horovod_wagma.common import engine_lib
 from horovod_wagma.common.optimizer_core import BLOCKING_GLOBAL
+from horovod_wagma.common.stream_names import StreamNames
 from horovod_wagma.keras.fusion import average_globally
 from horovod_wagma.tensorflow import ops
 
 
 class WagmaGlobalSyncCallback(tf.keras.callbacks.Callback):
     """A global average of all model variables (trainable and not) at every epoch end
-    and at train end, so that evaluation and checkpoints see one model."""
+    and at train end, so that evaluation and checkpoints see one model. Each callback
+    has streams of its own (``wagma.keras_sync<n>.model<i>``, n its creation order, as
+    optimizers are numbered): a stream keeps its round 0's shape, and two models in one
+    script (a second fit, a search loop) have different ones."""
 
-    def __init__(self, name="wagma.keras_sync"):
+    def __init__(self, name=None):
         super().__init__()
-        self._name = name
+        self._names = StreamNames("wagma.keras_sync", name)
 
     def _sync(self):
-        average_globally(self.model.variables, lambda i: f"{self._name}{i}", BLOCKING_GLOBAL)
+        average_globally(self.model.variables, lambda i: self._names.stream("model", i),
+                         BLOCKING_GLOBAL)
 
     def on_epoch_end(self, epoch, logs=None):
         self._sync()
