@@ -11,9 +11,8 @@ void StallInspector::OnWaiting(int stream_id, int64_t round, int rank,
       std::chrono::duration<double>(settings_.report_after_s));
   auto it = entries_.find({stream_id, round});
   if (it == entries_.end()) {
-    it = entries_.emplace(std::make_pair(stream_id, round), Entry{{}, {}, now - waited, {}}).first;
+    it = entries_.emplace(std::make_pair(stream_id, round), Entry{{}, now - waited, {}}).first;
   }
-  it->second.waiting.insert(rank);
   it->second.since.emplace(rank, now - waited);
 }
 
@@ -35,13 +34,12 @@ std::vector<StallInspector::Stall> StallInspector::Due(Clock::time_point now) {
     if (settings_.timeout_s > 0) {
       for (auto w = e.since.begin(); w != e.since.end();) {
         if (now - w->second > timeout) {
-          e.waiting.erase(w->first);
           w = e.since.erase(w);
         } else {
           ++w;
         }
       }
-      if (e.waiting.empty()) {
+      if (e.since.empty()) {
         it = entries_.erase(it);
         continue;
       }
@@ -50,7 +48,9 @@ std::vector<StallInspector::Stall> StallInspector::Due(Clock::time_point now) {
     if (now - e.first < every) continue;
     if (e.warned.time_since_epoch().count() != 0 && now - e.warned < every) continue;
     e.warned = now;
-    due.push_back(Stall{kv.first.first, kv.first.second, e.waiting,
+    std::set<int> waiting;
+    for (const auto& w : e.since) waiting.insert(w.first);
+    due.push_back(Stall{kv.first.first, kv.first.second, waiting,
                         std::chrono::duration<double>(now - e.first).count()});
   }
   return due;

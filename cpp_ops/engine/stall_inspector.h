@@ -64,8 +64,7 @@ class StallInspector {
 
  private:
   struct Entry {
-    std::set<int> waiting;
-    // When each waiter began to wait (its report, back-dated by report_after_s): with a
+    // Who waits, and since when (its report, back-dated by report_after_s): with a
     // stall timeout, a waiter past it has failed the round and waits no more.
     std::map<int, Clock::time_point> since;
     Clock::time_point first;
