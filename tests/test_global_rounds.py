@@ -86,7 +86,11 @@ def test_fast_ranks_do_not_wait_for_a_persistent_straggler(request, framework, k
     for res in wa.values():
         # No passive contribution older than max_staleness (= sync_period here).
         assert res["stream"]["contribution_age_max"] <= TAU, res["stream"]
-        assert all(0 < int(a) <= TAU for a in res["stream"]["contribution_age_histogram"])
+        # Age 0 is real: when the slow rank's call opens a round while a fast rank
+        # computes, that fast rank joins passively as the round's most advanced member
+        # (0 steps behind; CI, MPI, TensorFlow, 4 ranks, once in 2026-12).
+        ages = {int(a): n for a, n in res["stream"]["contribution_age_histogram"].items()}
+        assert all(0 <= a <= TAU for a in ages), ages
         assert res["held"] <= TAU + 2, res["held"]
 
 
