@@ -7,6 +7,7 @@ clock, its compute off it), where every rank meets the others.
     python bench/epoch_loop.py [--np 8] [--framework torch|keras] [--tasks mlp,cnn,seq]
         [--cases persistent,mixed,noisy,homogeneous] [--seeds 3]
         [--methods horovod wagma wagma+balanced ...] [--epoch-samples 20000]
+        [--time-scale 4]
 
 A method is a bench/methods.py spec (``horovod``, ``localsgd``, ``wagma[:...]``), with
 ``+balanced`` for BalancedDistributedSampler instead of torch's DistributedSampler, or
@@ -16,8 +17,13 @@ peers (``torchft_localsgd``, ``torchft_diloco``) run with equal shards only.
 Cases (per-rank step time as a multiple of --step-time): persistent (rank 0 2x),
 mixed (rank 0 3x, ranks 1-2 1.5x), noisy (persistent plus the paper's random noise:
 2 ranks 40 ms late at every step), homogeneous. Reports time to target (of the
-rank-averaged model, bench/time_to_accuracy.py's snapshots), accuracy after equal
-epochs, aggregate samples/s and the fast ranks' idle share at epoch ends.
+rank-averaged model, bench/time_to_accuracy.py's snapshots) and epochs to two
+targets (the task's rising and plateau targets, reached by the accuracy at an epoch's
+end), the accuracy at every epoch end, aggregate samples/s, the fast ranks' idle share
+at epoch ends and the host's CPU busy share over the run (bench/host_load.py: below
+~60% the host is not the limit). ``--time-scale X`` multiplies every sleep, the budget
+and the snapshot interval. ``--tasks`` takes the held-out tasks too (bench/tasks.py
+HELD_OUT: other optimizers, batches, schedules, widths, classes).
 
 ``--framework keras`` runs the same loop as ``model.fit`` (bench/keras_epoch_loop.py):
 the mlp task; methods ``horovod``, ``wagma[:...]``, ``wagma[:...]+balanced``
@@ -29,6 +35,7 @@ import time
 
 import harness
 import methods as registry
+from host_load import HostLoad, fmt_busy
 import tasks as task_lib
 from table import fmt_spread, fmt_time, print_table, spread
 from time_to_accuracy import Snapshots, after_clock, final_accuracy, time_to_target, \
@@ -86,10 +93,12 @@ def parse_args(argv=None):
     p.add_argument("--step-time", type=float, default=0.010)
     p.add_argument("--delay", type=float, default=0.040)
     p.add_argument("--num-delayed", type=int, default=2)
+    harness.add_time_scale(p)
     harness.add_outputs(p, plot=False)
     args = p.parse_args(argv)
+    harness.scale_times(p, args, "budget", "interval", "step_time", "delay")
     args.tasks = harness.choices(p, "--tasks", args.tasks or (
-        "mlp" if args.framework == "keras" else "mlp,cnn,seq"), tuple(task_lib.TASKS))
+        "mlp" if args.framework == "keras" else "mlp,cnn,seq"), tuple(task_lib.ALL_TASKS))
     args.cases = harness.choices(p, "--cases", args.cases, CASES)
     args.methods = args.methods or ["horovod", "wagma", "wagma+balanced"]
     try:
@@ -144,9 +153,12 @@ def train(hvd, comm, spec, sampler_kind, task, seed, args, case):
     eval_batch = torch.from_numpy(pool[:task.batch])
     epochs, steps, off_clock = [], 0, 0.0
     comm.Barrier()
+    load = HostLoad()
     t0 = time.perf_counter()
     while True:
         sampler.set_epoch(len(epochs))
+        for group in method.inner.param_groups:
+            group["lr"] = task.lr_at(len(epochs))
         if sampler_kind == "lbbsp":
             batches = [pool[b] for b in sampler]
             weight = sampler.loss_weight
@@ -191,6 +203,7 @@ def train(hvd, comm, spec, sampler_kind, task, seed, args, case):
         if total[1] > 0:
             break
     wall = time.perf_counter() - t0 - off_clock
+    busy = load.busy_share()
     method.finish()
     engine = comm.gather(method.contributions() if hasattr(method, "contributions")
                          else None, root=0)
@@ -199,10 +212,11 @@ def train(hvd, comm, spec, sampler_kind, task, seed, args, case):
     def accuracy(flat):
         vector_to_parameters(torch.from_numpy(flat), check.parameters())
         return task.accuracy(check)
-    return run_record(comm, snaps, accuracy, steps, wall, epochs, engine, args.interval)
+    return run_record(comm, snaps, accuracy, steps, wall, epochs, engine, args.interval,
+                      busy)
 
 
-def run_record(comm, snaps, accuracy, steps, wall, epochs, engine, interval):
+def run_record(comm, snaps, accuracy, steps, wall, epochs, engine, interval, busy):
     """Off the clock: the run's curve, pace and per-epoch records, on rank 0."""
     # Snapshots were sized for the longest run; keep the slots up to the slowest
     # rank's end (the same count everywhere: their average is an allreduce).
@@ -214,7 +228,7 @@ def run_record(comm, snaps, accuracy, steps, wall, epochs, engine, interval):
     return after_clock(comm, snaps, accuracy, steps, wall,
                        None if per_rank is None else
                        {"epochs_per_rank": per_rank, "samples_per_s": sum(samples) / wall,
-                        "engine_per_rank": engine})
+                        "engine_per_rank": engine, "cpu_busy": busy})
 
 
 def idle_share(rec, fast):
@@ -238,13 +252,33 @@ def accuracy_at_epoch(rec, epoch):
     return before[-1] if before else math.nan
 
 
-def report(case, task_name, runs, methods, target, size):
+def epoch_accuracies(rec):
+    """The averaged model's accuracy at the end of every epoch."""
+    return [accuracy_at_epoch(rec, e) for e in range(len(rec["epochs_per_rank"][0]))]
+
+
+def epochs_to(rec, target):
+    """The first epoch (1-based) whose end-of-epoch accuracy reaches ``target``."""
+    return next((e + 1 for e, acc in enumerate(epoch_accuracies(rec)) if acc >= target),
+                math.inf)
+
+
+def median_by_epoch(runs):
+    """Per epoch, the median over runs of the accuracy at its end (as far as all ran)."""
+    per_run = [epoch_accuracies(r) for r in runs]
+    n = min(len(a) for a in per_run)
+    return [statistics.median(a[e] for a in per_run) for e in range(n)]
+
+
+def report(case, task_name, runs, methods, target, size, rising=None):
     fast = [r for r, f in enumerate(speed_factors(case, size)) if f == 1.0] or [0]
     common = min(len(r["epochs_per_rank"][0]) for r in runs) - 1
-    print(f"\n{task_name}/{case}: target {target:g}%; accuracy compared after epoch "
-          f"{common + 1}")
+    rising = target if rising is None else rising
+    print(f"\n{task_name}/{case}: targets {rising:g}% (rising) and {target:g}% "
+          f"(plateau); accuracy compared after epoch {common + 1}")
     table = [["method", "time to target s", "x Horovod", "samples/s", "x Horovod ",
-              f"acc@ep{common + 1}", "fast idle %", "final acc %", ""]]
+              f"acc@ep{common + 1}", f"epochs to {rising:g}", f"epochs to {target:g}",
+              "fast idle %", "final acc %", "CPU busy %"]]
     rows = {}
     for m in methods:
         mine = {r["seed"]: r for r in runs if r["method"] == m}
@@ -260,13 +294,21 @@ def report(case, task_name, runs, methods, target, size):
                        acc_at_epoch=statistics.median(accuracy_at_epoch(r, common)
                                                       for r in mine.values()),
                        idle=statistics.median(idle_share(r, fast) for r in mine.values()),
-                       final=statistics.median(final_accuracy(r) for r in mine.values()))
+                       final=statistics.median(final_accuracy(r) for r in mine.values()),
+                       epochs_to_rising=spread(epochs_to(r, rising) for r in mine.values()),
+                       epochs_to_target=spread(epochs_to(r, target) for r in mine.values()),
+                       by_epoch=median_by_epoch(list(mine.values())),
+                       cpu_busy=spread(r["cpu_busy"] for r in mine.values()))
         r = rows[m]
         table.append([m, fmt_spread(r["time"]), fmt_spread(r["x_horovod"]),
                       f"{r['samples_per_s']:.0f}", fmt_spread(r["x_samples"]),
-                      f"{r['acc_at_epoch']:.2f}", f"{100 * r['idle']:.1f}",
-                      f"{r['final']:.2f}", ""])
+                      f"{r['acc_at_epoch']:.2f}", fmt_spread(r["epochs_to_rising"]),
+                      fmt_spread(r["epochs_to_target"]), f"{100 * r['idle']:.1f}",
+                      f"{r['final']:.2f}", f"{100 * r['cpu_busy'][0]:.0f}"])
     print_table(table)
+    print("accuracy at each epoch end (median over seeds):")
+    for m in methods:
+        print(f"  {m:24s} " + " ".join(f"{a:5.1f}" for a in rows[m]["by_epoch"]))
     return rows
 
 
@@ -296,7 +338,7 @@ def run(args):
         for case in args.cases:
             runs = []
             for seed in range(args.first_seed, args.first_seed + args.seeds):
-                task = task_lib.TASKS[task_name](seed)
+                task = task_lib.ALL_TASKS[task_name](seed)
                 for m in harness.method_order(args.methods, seed):
                     spec, sampler_kind = parse_method(m)
                     rec = train_one(spec, sampler_kind, task, seed, case)
@@ -307,11 +349,13 @@ def run(args):
                               f"{fmt_time(time_to_target(rec, task.target)):>5} s, "
                               f"{len(rec['epochs_per_rank'][0])} epochs, "
                               f"{rec['samples_per_s']:.0f} samples/s, final "
-                              f"{final_accuracy(rec):.2f}%", flush=True)
+                              f"{final_accuracy(rec):.2f}%, CPU busy "
+                              f"{fmt_busy(rec['cpu_busy'])}", flush=True)
                         runs.append(rec)
             if rank == 0:
                 results[f"{task_name}/{case}"] = report(
-                    case, task_name, runs, args.methods, runs[0]["target"], size)
+                    case, task_name, runs, args.methods, runs[0]["target"], size,
+                    task_lib.ALL_TASKS[task_name].rising_target)
                 all_runs += runs
     if rank == 0:
         print(f"\ntotal {time.time() - started:.0f} s")

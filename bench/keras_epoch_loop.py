@@ -8,6 +8,7 @@ import itertools
 import time
 
 from epoch_loop import run_record
+from host_load import HostLoad
 from time_to_accuracy import Snapshots, keras_accuracy, keras_flatten, keras_mlp_and_optimizer
 
 _runs = itertools.count()  # names each run's model (Horovod names collectives by it)
@@ -64,10 +65,11 @@ def train(k, comm, spec, sampler_kind, task, seed, args, factor, noise):
     clock = _EpochLoopClock(tf, comm, k.hvd_tf, snaps, seq, factor, noise, args.budget)
     model.fit(seq, epochs=10 ** 6, shuffle=False, verbose=0,
               callbacks=[clock, k.hvd.callbacks.MetricAverageCallback(), clock.epoch_end])
+    busy = clock.load.busy_share()
     if not lockstep:
         opt.join()
     return run_record(comm, snaps, keras_accuracy(k, model, task), clock.steps, clock.wall,
-                      clock.epochs, None, args.interval)
+                      clock.epochs, None, args.interval, busy)
 
 
 class _EpochLoopClock:
@@ -98,6 +100,7 @@ class _EpochLoopClock:
             def on_train_batch_end(self, batch, logs=None):
                 if self.t0 is None:
                     comm.Barrier()  # the first step (and Keras' tracing) off the clock
+                    self.load = HostLoad()
                     self.t0 = time.perf_counter()
                 else:
                     snaps.after_step(self.now())

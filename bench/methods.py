@@ -129,15 +129,17 @@ def _wagma_optimizer(hvd, inner, opts, defaults=None, **kw):
 # -- PyTorch ------------------------------------------------------------------------
 def build_for_task(spec, task, seed, hvd, size, tau):
     """(model, method) of one run: ``task``'s model for ``seed``, broadcast from rank 0,
-    and ``spec`` around the task's SGD (its lr and momentum); ``tau`` is the local-SGD
-    baselines' period."""
-    import torch
+    and ``spec`` around the task's local optimizer (``task.make_optimizer``: SGD with
+    momentum or Adam, at its lr), kept as the method's ``inner`` (an lr schedule sets
+    its param_groups, which the distributed optimizers share); ``tau`` is the
+    local-SGD baselines' period."""
     model = task.make_model(seed)
     hvd.broadcast_parameters(model.state_dict(), root_rank=0)
-    inner = torch.optim.SGD(model.parameters(), lr=task.lr, momentum=task.momentum)
-    return model, build_torch(spec, model, inner, hvd, size,
-                              {"tau": tau, "outer": task.diloco_outer_lr},
-                              batch=task.batch)
+    inner = task.make_optimizer(model.parameters())
+    method = build_torch(spec, model, inner, hvd, size,
+                         {"tau": tau, "outer": task.diloco_outer_lr}, batch=task.batch)
+    method.inner = inner
+    return model, method
 
 
 def build_torch(spec, model, inner, hvd, size, defaults, wagma_defaults=None,

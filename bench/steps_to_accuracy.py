@@ -28,6 +28,7 @@ import time
 
 import harness
 import methods as registry
+from host_load import HostLoad, fmt_busy
 import tasks as task_lib
 from table import fmt_spread, print_table, spread
 
@@ -51,9 +52,11 @@ def parse_args(argv=None):
                         "rank (default 0.010)")
     p.add_argument("--tau", type=int, default=10,
                    help="period of the local-SGD baselines (default 10)")
+    harness.add_time_scale(p)
     harness.add_outputs(p, plot=False)
     args = p.parse_args(argv)
-    args.tasks = harness.choices(p, "--tasks", args.tasks, tuple(task_lib.TASKS))
+    harness.scale_times(p, args, "step_time")
+    args.tasks = harness.choices(p, "--tasks", args.tasks, tuple(task_lib.ALL_TASKS))
     args.data = harness.choices(p, "--data", args.data, task_lib.MODES)
     specs = harness.check_methods(p, args.methods or ["horovod", "localsgd", "wagma"],
                                   tuple(registry.KEYS))
@@ -76,6 +79,7 @@ def train(hvd, comm, spec, task, seed, batches, args):
                           args.eval_every))
     snaps = []
     comm.Barrier()
+    load = HostLoad()
     t0 = time.perf_counter()
     for i in range(at[-1] + 1):
         if i in at:
@@ -87,6 +91,7 @@ def train(hvd, comm, spec, task, seed, batches, args):
         task.loss(model, batches[i]).backward()
         method.step()
     wall = time.perf_counter() - t0
+    busy = load.busy_share()
     method.finish()
     mine = np.stack(snaps)
     mean = np.empty_like(mine)
@@ -113,7 +118,7 @@ def train(hvd, comm, spec, task, seed, batches, args):
         return None
     avg = {k: a for part in parts for k, a in part.items()}
     return dict(steps=at, avg=[avg[k] for k in range(len(at))], own=own_mean.tolist(),
-                spread=spread_.tolist(), wall_s=max(walls))
+                spread=spread_.tolist(), wall_s=max(walls), cpu_busy=busy)
 
 
 # -- analysis -------------------------------------------------------------------------
@@ -217,7 +222,7 @@ def run(args):
             name = f"{task_name}/{data}"
             runs = []
             for seed in range(args.first_seed, args.first_seed + args.seeds):
-                task = task_lib.TASKS[task_name](seed)
+                task = task_lib.ALL_TASKS[task_name](seed)
                 batches = task.batches(rank, size, data, args.steps, seed)
                 for spec in harness.method_order(args.methods, seed):
                     rec = train(hvd, comm, spec, task, seed, batches, args)
@@ -229,9 +234,10 @@ def run(args):
                               f"{steps_to(rec, 'avg', task.target):>5} own "
                               f"{steps_to(rec, 'own', task.target):>5} steps; final avg "
                               f"{rec['avg'][-1]:.1f}% own {rec['own'][-1]:.1f}% spread "
-                              f"{rec['spread'][-1]:.3f}", flush=True)
+                              f"{rec['spread'][-1]:.3f}; CPU busy "
+                              f"{fmt_busy(rec['cpu_busy'])}", flush=True)
             if rank == 0:
-                target = task_lib.TASKS[task_name].target
+                target = task_lib.ALL_TASKS[task_name].target
                 rows, mid = analyse_case(runs, args.methods, target)
                 results[name] = {"rows": rows, "mid": mid, "target": target}
                 all_runs += runs

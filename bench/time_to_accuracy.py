@@ -8,6 +8,10 @@ docs/benchmarks.md, "Time to accuracy".
     python bench/time_to_accuracy.py [--framework torch|keras] [--np 8]
         [--tasks mlp,cnn,seq] [--data iid,noniid] [--patterns random,persistent]
         [--seeds 3] [--budget S] [--methods horovod localsgd hier diloco wagma ...]
+        [--time-scale 4]
+
+``--time-scale X`` multiplies every sleep, the budget and the snapshot interval; each
+run records the host's CPU busy share (bench/host_load.py), printed beside it.
 
 Rank 0 writes bench/results/[keras_]time_to_accuracy.json (every curve) and a PNG of
 accuracy against wall time for one case (``--plot-case``).
@@ -20,6 +24,7 @@ import time
 import harness
 import methods as registry
 import plot
+from host_load import HostLoad, fmt_busy
 import tasks as task_lib
 from table import fmt_spread, fmt_time, print_table, spread
 
@@ -39,7 +44,8 @@ def parse_args(argv=None):
     p = harness.parser(__doc__, np=8, timeout=3600)
     harness.add_framework(p)
     harness.add_methods(p)
-    p.add_argument("--tasks", help="comma-separated subset of mlp,cnn,seq (Keras: mlp)")
+    p.add_argument("--tasks", help="comma-separated subset of mlp,cnn,seq and the held-out "
+                        "tasks of bench/tasks.py (Keras: mlp)")
     p.add_argument("--data", help="iid, noniid or both (comma)")
     p.add_argument("--patterns", help="random, persistent or both (comma)")
     harness.add_seeds(p)
@@ -55,15 +61,17 @@ def parse_args(argv=None):
                    help="period of the local-SGD baselines and of Horovod's budget "
                         "checks (default 10; WAGMA's own default applies to wagma)")
     harness.add_pattern_args(p, one_pattern=False)
+    harness.add_time_scale(p)
     harness.add_outputs(p)
     p.add_argument("--plot-case", default=None,
                    help="task/data/pattern of the plotted case (default: the first)")
     args = p.parse_args(argv)
     harness.check_pattern_args(p, args)
+    harness.scale_times(p, args, "budget", "interval", "step_time", "delay")
     tasks, data, patterns, specs = DEFAULTS[args.framework]
     keras = args.framework == "keras"
     args.tasks = harness.choices(p, "--tasks", args.tasks or tasks,
-                                 ("mlp",) if keras else tuple(task_lib.TASKS))
+                                 ("mlp",) if keras else tuple(task_lib.ALL_TASKS))
     args.data = harness.choices(p, "--data", args.data or data, ("iid", "noniid"))
     args.patterns = harness.choices(p, "--patterns", args.patterns or patterns,
                                     ("random", "persistent"))
@@ -143,10 +151,11 @@ def clocked_run(comm, budget, snaps, one_step, lockstep, synced, evaluation=None
     """A barrier, then ``one_step(i)`` (the compute sleep and training step i) until the
     budget; with an ``Evaluation`` all stop together at the first one past the budget,
     without one lockstep methods agree on stopping where ``synced(i)``. Returns
-    (steps, wall seconds without the evaluations' compute)."""
+    (steps, wall seconds without the evaluations' compute, the host's CPU busy share)."""
     from mpi4py import MPI
     steps = 0
     comm.Barrier()
+    load = HostLoad()
     t0 = time.perf_counter()
     while True:
         snaps.before_step()
@@ -162,7 +171,8 @@ def clocked_run(comm, budget, snaps, one_step, lockstep, synced, evaluation=None
                 break
         elif now >= budget:
             break
-    return steps, time.perf_counter() - t0 - (evaluation.compute_s if evaluation else 0.0)
+    return (steps, time.perf_counter() - t0 - (evaluation.compute_s if evaluation else 0.0),
+            load.busy_share())
 
 
 def evaluate_snapshots(snaps, accuracy, comm):
@@ -238,8 +248,8 @@ class Torch:
             torch.tensor(values, dtype=torch.float64), op=hvd.Sum,
             name="tta.eval").tolist()) \
             if args.eval_every and getattr(method, "meets_collectives", True) else None
-        steps, wall = clocked_run(comm, run["budget"], snaps, one_step, method.lockstep,
-                                  method.synced, evaluation)
+        steps, wall, busy = clocked_run(comm, run["budget"], snaps, one_step,
+                                        method.lockstep, method.synced, evaluation)
         rounds = method.rounds() if hasattr(method, "rounds") else None
         method.finish()
         check = task.make_model(seed)
@@ -249,7 +259,7 @@ class Torch:
             return task.accuracy(check)
         waits = comm.gather(evaluation.collective_s if evaluation else 0.0, root=0)
         return after_clock(comm, snaps, accuracy, steps, wall,
-                           {"eval_collective_s_per_rank": waits,
+                           {"eval_collective_s_per_rank": waits, "cpu_busy": busy,
                             "sync_rounds_per_rank": comm.gather(rounds, root=0)})
 
 
@@ -293,11 +303,12 @@ class Keras:
             lambda values: k.hvd_tf.allreduce(
                 tf.constant(values, tf.float64), op=k.hvd_tf.Sum,
                 name="tta.eval").numpy().tolist()) if args.eval_every else None
-        steps, wall = clocked_run(comm, run["budget"], snaps, one_step, lockstep, synced,
-                                  evaluation)
+        steps, wall, busy = clocked_run(comm, run["budget"], snaps, one_step, lockstep,
+                                        synced, evaluation)
         if not lockstep:
             opt.join()
-        return after_clock(comm, snaps, keras_accuracy(k, model, task), steps, wall)
+        return after_clock(comm, snaps, keras_accuracy(k, model, task), steps, wall,
+                           {"cpu_busy": busy})
 
     def batches(self, task, rank, size, data, rows, seed):
         return [b.numpy() for b in task.batches(rank, size, data, rows, seed)]
@@ -495,7 +506,7 @@ def run(args):
                 runs = run_case(framework, case, task_name, args, comm)
                 if rank == 0:
                     all_runs += runs
-                    target = task_lib.TASKS[task_name].target
+                    target = task_lib.ALL_TASKS[task_name].target
                     rows, best = analyse_case(runs, args.methods, target)
                     results[case_name(case)] = {"rows": rows, "best_local": best,
                                                 "target": target}
@@ -523,8 +534,8 @@ def run_case(framework, case, task_name, args, comm):
     _, data, pattern = case
     runs = []
     for seed in range(args.first_seed, args.first_seed + args.seeds):
-        task = task_lib.TASKS[task_name](seed)
-        budget = args.budget or BUDGET[pattern]
+        task = task_lib.ALL_TASKS[task_name](seed)
+        budget = args.budget or BUDGET[pattern] * args.time_scale
         rows = int(budget / (0.5 * args.step_time)) + 1
         run = dict(comm=comm, rank=rank, budget=budget, sched=harness.compute_schedule(
             harness.with_pattern(args, pattern), size, rows, seed),
@@ -538,7 +549,8 @@ def run_case(framework, case, task_name, args, comm):
                 print(f"  {case_name(case)} seed {seed} {spec:28s} target "
                       f"{fmt_time(time_to_target(rec, task.target)):>5} s, final "
                       f"{final_accuracy(rec):.2f}%, {rec['steps_per_s']:.1f} steps/s"
-                      + sync_rounds(rec), flush=True)
+                      + sync_rounds(rec) + f", CPU busy {fmt_busy(rec['cpu_busy'])}",
+                      flush=True)
                 runs.append(rec)
     return runs
 

@@ -52,7 +52,7 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "bench"))
-from tasks import MODES, TASKS  # noqa: E402
+from tasks import ALL_TASKS, MODES, TASKS  # noqa: E402
 
 
 def _timing(task, rounds=5, steps=200):
@@ -94,6 +94,44 @@ def _pilot(T, seed, mode, steps, every, lr, size=8):
     return curve
 
 
+def _epoch_pilot(T, seed, mode, epochs, epoch_samples, size=8):
+    """Synchronous training on the concatenated batches of `size` ranks (Horovod's
+    step) over epochs of `epoch_samples`, with the task's own optimizer and lr
+    schedule: held-out accuracy after every epoch."""
+    task = T(seed)
+    model = task.make_model(seed)
+    opt = task.make_optimizer(model.parameters())
+    steps = epoch_samples // (size * task.batch)
+    per_rank = [task.batches(r, size, mode, steps * epochs, seed) for r in range(size)]
+    curve = []
+    for e in range(epochs):
+        for g in opt.param_groups:
+            g["lr"] = task.lr_at(e)
+        for s in range(e * steps, (e + 1) * steps):
+            opt.zero_grad()
+            task.loss(model, torch.cat([b[s] for b in per_rank])).backward()
+            opt.step()
+        curve.append(task.accuracy(model))
+    return curve
+
+
+def epochs_main(args):
+    """--epochs N: every task's per-epoch curve of the synchronous baseline, the
+    median over seeds, and the epochs to its two targets."""
+    for name in args.tasks.split(","):
+        T = ALL_TASKS[name]
+        for mode in args.modes:
+            curves = [_epoch_pilot(T, seed, mode, args.epochs, args.epoch_samples)
+                      for seed in args.seeds]
+            med = np.median(np.array(curves), axis=0)
+            to = {t: next((e + 1 for e, a in enumerate(med) if a >= t), None)
+                  for t in (T.rising_target, T.target)}
+            print(f"{name:9s} {mode:6s} median by epoch " + " ".join(f"{a:.1f}" for a in med)
+                  + f" | last-3 mean {np.mean(med[-3:]):.1f} | epochs to rising "
+                  f"{T.rising_target:g}: {to[T.rising_target]}, plateau {T.target:g}: "
+                  f"{to[T.target]}", flush=True)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description="Measure the tasks (see the module docstring).")
     p.add_argument("--tasks", default=",".join(TASKS))
@@ -103,8 +141,14 @@ def main(argv=None):
     p.add_argument("--steps", type=int, default=400)
     p.add_argument("--every", type=int, default=20)
     p.add_argument("--lr", type=float, default=None, help="default: the task's")
+    p.add_argument("--epochs", type=int, default=None,
+                   help="per-epoch curves of the synchronous baseline instead (any task "
+                        "of bench/tasks.py ALL_TASKS, its own optimizer and schedule)")
+    p.add_argument("--epoch-samples", type=int, default=20000)
     args = p.parse_args(argv)
     torch.set_num_threads(1)
+    if args.epochs:
+        return epochs_main(args)
     for name in args.tasks.split(","):
         T = TASKS[name]
         t = time.perf_counter()

@@ -115,10 +115,11 @@ def test_the_clock_evaluates_through_the_collective_and_stops_together():
         return [values[0] * 2, values[1] + (1.0 if len(calls) >= 3 else 0.0)]
 
     evaluation = tta.Evaluation(4, metric, allreduce)
-    steps, wall = tta.clocked_run(Comm(), budget=100.0, snaps=Snaps(),
-                                  one_step=lambda i: time.sleep(0.01), lockstep=True,
-                                  synced=lambda i: True, evaluation=evaluation)
+    steps, wall, busy = tta.clocked_run(Comm(), budget=100.0, snaps=Snaps(),
+                                        one_step=lambda i: time.sleep(0.01), lockstep=True,
+                                        synced=lambda i: True, evaluation=evaluation)
     assert steps == 12 and len(calls) == 3
+    assert 0.0 <= busy <= 1.0
     assert all(c[1] == 0.0 for c in calls)  # this rank never was past the budget
     assert evaluation.compute_s >= 3 * 0.3
     # 12 steps of 10 ms and 3 collectives of 20 ms, without the 0.9 s of compute.
