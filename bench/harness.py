@@ -49,6 +49,8 @@ def launch(script, args, run, env=None):
     ``--timeout``), then runs ``run(args)`` on every rank; one rank's exception aborts
     the job instead of leaving the others at a barrier until mpirun's timeout."""
     env = dict(env or {})
+    if getattr(args, "horovod_cycle_ms", None) is not None:
+        env["HOROVOD_CYCLE_TIME"] = f"{args.horovod_cycle_ms:g}"
     relaunch_under_mpirun(script, args.np, args.timeout, env)
     for k, v in env.items():
         os.environ.setdefault(k, v)
@@ -165,11 +167,17 @@ def add_pattern_args(p, one_pattern=True):
                    help="persistent: slow ranks' step time over --step-time (default 2)")
 
 
+HOROVOD_CYCLE_MS = 1.0   # Horovod's default HOROVOD_CYCLE_TIME (>= 0.21)
+
+
 def add_time_scale(p):
-    """--time-scale X: every sleep that stands in for compute (step times, delays) and
-    every time span of the run (budgets, snapshot intervals) multiplied by X. Real
-    clusters are the large-X case: an accelerator's step dwarfs the host's per-step
-    work, where on this host 8 ranks at 10 ms keep both cores busy."""
+    """--time-scale X: every sleep that stands in for compute (step times, delays),
+    every time span of the run (budgets, snapshot intervals) and Horovod's cycle
+    (HOROVOD_CYCLE_TIME, 1 ms x X unless the environment sets it) multiplied by X.
+    Real clusters are the large-X case: an accelerator's step dwarfs the host's
+    per-step work, where on this host 8 ranks at 10 ms keep both cores busy. The cycle
+    scales too because Horovod's background loop alone, at 1 ms on 8 ranks that only
+    sleep, keeps this host's 2 cores busy (docs/benchmarks.md, "Regimes")."""
     p.add_argument("--time-scale", type=float, default=1.0,
                    help="multiplies every simulated compute time and time span "
                         "(default 1; 4: below ~60%% host CPU busy at P=8 here)")
@@ -179,6 +187,8 @@ def scale_times(p, args, *names):
     """Multiplies ``args``' named times (None stays None) by --time-scale, in place."""
     if args.time_scale <= 0:
         p.error(f"--time-scale must be > 0, got {args.time_scale:g}")
+    given = os.environ.get("HOROVOD_CYCLE_TIME")
+    args.horovod_cycle_ms = float(given) if given else HOROVOD_CYCLE_MS * args.time_scale
     for name in names:
         value = getattr(args, name)
         if value is not None:

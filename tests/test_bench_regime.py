@@ -40,12 +40,24 @@ def test_the_real_proc_stat_gives_a_share_between_0_and_1():
     assert 0.0 <= load.busy_share() <= 1.0
 
 
-def test_time_scale_multiplies_every_sleep_budget_and_interval():
+def test_time_scale_multiplies_every_sleep_budget_interval_and_horovods_cycle(monkeypatch):
     import epoch_loop
+    import harness
+    monkeypatch.delenv("HOROVOD_CYCLE_TIME", raising=False)
     a = epoch_loop.parse_args(["--time-scale", "4", "--tasks", "mlp"])
     b = epoch_loop.parse_args(["--tasks", "mlp"])
     for name in ("step_time", "delay", "budget", "interval"):
         assert getattr(a, name) == pytest.approx(4 * getattr(b, name)), name
+    assert (a.horovod_cycle_ms, b.horovod_cycle_ms) == (4.0, 1.0)
+    # The ranks get it through the launcher's environment.
+    seen = {}
+    monkeypatch.setattr(harness, "relaunch_under_mpirun",
+                        lambda script, n, timeout, env: seen.update(env))
+    harness.launch("x.py", a, lambda args: None)
+    assert seen["HOROVOD_CYCLE_TIME"] == "4"
+    # A cycle the user set wins.
+    monkeypatch.setenv("HOROVOD_CYCLE_TIME", "2.5")
+    assert epoch_loop.parse_args(["--time-scale", "4"]).horovod_cycle_ms == 2.5
     with pytest.raises(SystemExit):
         epoch_loop.parse_args(["--time-scale", "0"])
 
