@@ -8,6 +8,7 @@ clock, its compute off it), where every rank meets the others.
         [--cases persistent,mixed,noisy,homogeneous] [--seeds 3]
         [--methods horovod wagma wagma+balanced ...] [--epoch-samples 20000]
         [--time-scale 4]
+    python bench/epoch_loop.py --from-json bench/results/epoch_loop.json   # tables again
 
 A method is a bench/methods.py spec (``horovod``, ``localsgd``, ``wagma[:...]``), with
 ``+balanced`` for BalancedDistributedSampler instead of torch's DistributedSampler, or
@@ -270,24 +271,78 @@ def median_by_epoch(runs):
     return [statistics.median(a[e] for a in per_run) for e in range(n)]
 
 
+def model_contributions(engine):
+    """One rank's model streams summed: (share of the rounds it took part in whose
+    value was fresh, i.e. its app entered them; the share of its passive values left
+    out as too stale; the mean age of the passive values that counted)."""
+    streams = [v for k, v in (engine or {}).items() if ".model" in k]
+    entered = sum(v["rounds"] for v in streams)
+    passive = sum(v["passive_joins"] for v in streams)
+    left_out = sum(v["rounds_left_out"] for v in streams)
+    counted = passive - left_out
+    age = (sum(v.get("contribution_age_mean", 0.0) * (v["passive_joins"] - v["rounds_left_out"])
+               for v in streams) / counted) if counted else 0.0
+    total = entered + passive
+    return (entered / total if total else math.nan,
+            left_out / passive if passive else 0.0, age)
+
+
+def where_the_work_goes(runs, methods, slow):
+    """Per WAGMA method, the slow ranks' and the fast ranks' contributions (medians over
+    seeds): point 3 of the held-out diagnostic (docs/benchmarks.md)."""
+    lines = []
+    for m in methods:
+        engines = [r["engine_per_rank"] for r in runs
+                   if r["method"] == m and r.get("engine_per_rank") and
+                   any(r["engine_per_rank"])]
+        if not engines:
+            continue
+        parts = []
+        for label, ranks in (("slow", slow), ("fast", None)):
+            vals = [model_contributions(e[k]) for e in engines
+                    for k in (ranks if ranks is not None else
+                              [k for k in range(len(e)) if k not in slow])]
+            if not vals:
+                continue
+            fresh, left, age = (statistics.median(v[i] for v in vals) for i in range(3))
+            parts.append(f"{label}: fresh {100 * fresh:.0f}%, passive left out "
+                         f"{100 * left:.0f}%, age of counted passive {age:.2f}")
+        lines.append(f"  {m:24s} " + "; ".join(parts))
+    if lines:
+        print("where the ranks' work goes (model streams, median over ranks and seeds):")
+        print("\n".join(lines))
+
+
 def report(case, task_name, runs, methods, target, size, rising=None):
     fast = [r for r, f in enumerate(speed_factors(case, size)) if f == 1.0] or [0]
     common = min(len(r["epochs_per_rank"][0]) for r in runs) - 1
     rising = target if rising is None else rising
     print(f"\n{task_name}/{case}: targets {rising:g}% (rising) and {target:g}% "
           f"(plateau); accuracy compared after epoch {common + 1}")
-    table = [["method", "time to target s", "x Horovod", "samples/s", "x Horovod ",
-              f"acc@ep{common + 1}", f"epochs to {rising:g}", f"epochs to {target:g}",
-              "fast idle %", "final acc %", "CPU busy %"]]
+    table = [["method", "time to target s", "x Horovod", "x LB-BSP", "samples/s",
+              "x Horovod ", f"acc@ep{common + 1}", f"epochs to {rising:g}",
+              f"epochs to {target:g}", "fast idle %", "final acc %", "CPU busy %"]]
     rows = {}
+
+    def per_seed_ratio(mine, base):
+        """Time to target over ``base``'s, seed by seed (NaN where base never got there)."""
+        other = {r["seed"]: r for r in runs if r["method"] == base}
+        out = []
+        for s, r in mine.items():
+            tb = time_to_target(other[s], target) if s in other else math.inf
+            out.append(time_to_target(r, target) / tb if tb not in (0, math.inf)
+                       else math.nan)
+        return out
     for m in methods:
         mine = {r["seed"]: r for r in runs if r["method"] == m}
         hor = {r["seed"]: r for r in runs if r["method"] == "horovod"}
         t = {s: time_to_target(r, target) for s, r in mine.items()}
-        th = {s: time_to_target(hor[s], target) for s in mine}
-        x = [t[s] / th[s] if th[s] not in (0, math.inf) else math.nan for s in mine]
+        x = per_seed_ratio(mine, "horovod")
+        x_lbbsp = per_seed_ratio(mine, "horovod+lbbsp") if "horovod+lbbsp" in methods \
+            else []
         sps = [mine[s]["samples_per_s"] / hor[s]["samples_per_s"] for s in mine]
         rows[m] = dict(time=spread(t.values()), x_horovod=spread(x),
+                       x_lbbsp=spread(x_lbbsp),
                        samples_per_s=statistics.median(r["samples_per_s"]
                                                        for r in mine.values()),
                        x_samples=spread(sps),
@@ -301,7 +356,7 @@ def report(case, task_name, runs, methods, target, size, rising=None):
                        cpu_busy=spread(r["cpu_busy"] for r in mine.values()))
         r = rows[m]
         table.append([m, fmt_spread(r["time"]), fmt_spread(r["x_horovod"]),
-                      f"{r['samples_per_s']:.0f}", fmt_spread(r["x_samples"]),
+                      fmt_spread(r["x_lbbsp"]), f"{r['samples_per_s']:.0f}", fmt_spread(r["x_samples"]),
                       f"{r['acc_at_epoch']:.2f}", fmt_spread(r["epochs_to_rising"]),
                       fmt_spread(r["epochs_to_target"]), f"{100 * r['idle']:.1f}",
                       f"{r['final']:.2f}", f"{100 * r['cpu_busy'][0]:.0f}"])
@@ -309,6 +364,8 @@ def report(case, task_name, runs, methods, target, size, rising=None):
     print("accuracy at each epoch end (median over seeds):")
     for m in methods:
         print(f"  {m:24s} " + " ".join(f"{a:5.1f}" for a in rows[m]["by_epoch"]))
+    where_the_work_goes(runs, methods,
+                        [r for r, f in enumerate(speed_factors(case, size)) if f > 1.0])
     return rows
 
 
@@ -365,6 +422,28 @@ def run(args):
     harness.stop_gloo()
 
 
+def report_saved(path):
+    """The tables of a finished run's JSON again (``--from-json``), without running."""
+    import json
+    with open(path) as f:
+        saved = json.load(f)
+
+    def finite(x):
+        return float(x) if isinstance(x, str) else x
+    runs = saved["runs"]
+    for r in runs:
+        r["curve"] = [[t, finite(a)] for t, a in r["curve"]]
+    methods = list(dict.fromkeys(r["method"] for r in runs))
+    for key in dict.fromkeys((r["task"], r["case"]) for r in runs):
+        mine = [r for r in runs if (r["task"], r["case"]) == key]
+        report(key[1], key[0], mine, [m for m in methods if any(r["method"] == m for r in mine)],
+               mine[0]["target"], saved["ranks"], task_lib.ALL_TASKS[key[0]].rising_target)
+
+
 if __name__ == "__main__":
-    args = parse_args()
-    harness.launch(__file__, args, run)
+    import sys
+    if len(sys.argv) == 3 and sys.argv[1] == "--from-json":
+        report_saved(sys.argv[2])
+    else:
+        args = parse_args()
+        harness.launch(__file__, args, run)

@@ -294,10 +294,10 @@ class Wagma(Horovod):
     def contributions(self):
         """This rank's engine statistics of the optimizer's streams: {stream: {rounds
         entered, global rounds entered, passive joins, rounds left out as too stale,
-        rounds skipped}}."""
+        rounds skipped, mean age of the passive values that counted}}."""
         import horovod_wagma.torch as whvd
         keys = ("rounds", "global_rounds", "passive_joins", "rounds_left_out",
-                "rounds_skipped")
+                "rounds_skipped", "contribution_age_mean")
         name = self.opt.wagma_status().name + "."
         return {k: {f: v[f] for f in keys} for k, v in whvd.stats().items()
                 if k.startswith(name)}

@@ -281,16 +281,17 @@ class SeqTask(Task):
 # -- held out: variants no default was tuned on (docs/benchmarks.md, "Held-out tasks") --
 # Each differs from the three above in the learning rate and its schedule, the batch,
 # the optimizer, the depth and width, or the classes. Their targets come from the
-# synchronous baseline alone, never from WAGMA's runs: `python lab/task_targets.py
-# --epochs 12 --epoch-samples 5000 --seeds 0 1 2 --modes iid` (median over seeds by
-# epoch): rising ~ where it is at epochs 3-6, plateau within ~1.5 points of its last
-# three epochs' mean (docs/benchmarks.md, "Held-out tasks").
+# synchronous baseline alone, never from WAGMA's runs, for the epoch loop's pool of
+# 5,000 samples (`--epoch-samples 5000`): `python lab/task_targets.py --epochs 16
+# --epoch-samples 5000 --seeds 0 1 2` (median over seeds by epoch): rising where it
+# is at epochs 3-6, plateau within ~1.5 points of its last three epochs' mean
+# (docs/benchmarks.md, "Held-out tasks").
 class MLPAdamTask(MLPTask):
     """Adam, batch 32, one wide hidden layer."""
     name = "mlp_adam"
     optimizer, lr, batch = "adam", 2e-3, 32
     HIDDEN = (256,)
-    target, rising_target = 84.0, 76.0
+    target, rising_target = 81.0, 76.0
 
 
 class MLP20Task(MLPTask):
@@ -299,7 +300,7 @@ class MLP20Task(MLPTask):
     num_classes, CLUSTERS, NOISE = 20, 2, 2.0
     HIDDEN = (64, 64, 64)
     lr, decay = 0.1, (0.3, (4, 8))
-    target, rising_target = 85.0, 74.0
+    target, rising_target = 79.5, 68.0
 
 
 class CNNSmallBatchTask(CNNTask):
@@ -315,14 +316,14 @@ class CNNAdamTask(CNNTask):
     name = "cnn_adam"
     optimizer, lr, batch = "adam", 1e-3, 32
     CHANNELS, HIDDEN = 32, 128
-    target, rising_target = 90.5, 86.0
+    target, rising_target = 92.0, 86.0
 
 
 class SeqDecayTask(SeqTask):
     """Batch 24, SGD at a higher rate, decayed at epoch 4."""
     name = "seq_decay"
     batch, lr, decay = 24, 0.5, (0.3, (4,))
-    target, rising_target = 92.0, 88.0
+    target, rising_target = 91.5, 88.0
 
 
 TASKS = {"mlp": MLPTask, "cnn": CNNTask, "seq": SeqTask}

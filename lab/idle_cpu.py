@@ -6,6 +6,11 @@ engine's thread is named "wagma-engine"; Horovod's own background thread and the
 rest of the process are reported beside it for scale.
 
     python lab/idle_cpu.py            # re-launches itself under mpirun, 2 ranks
+    HOROVOD_CYCLE_TIME=20 python lab/idle_cpu.py --np 8
+
+It also prints the host's CPU busy share over the window (bench/host_load.py): with 8
+ranks on this 2-core host, Horovod's background loop at its default 1 ms cycle keeps
+the host busy on its own (docs/benchmarks.md, "Regimes").
 """
 import argparse
 import os
@@ -15,6 +20,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "bench"))
 from harness import relaunch_under_mpirun, thread_cpu_seconds  # noqa: E402
+from host_load import HostLoad, fmt_busy  # noqa: E402
 
 
 def cpu_by_thread_name():
@@ -34,15 +40,17 @@ def worker(args):
     for _ in range(25):
         x = hvd.group_allreduce(x, name="warm")
     MPI.COMM_WORLD.Barrier()
-    before, t0 = cpu_by_thread_name(), time.monotonic()
+    before, t0, load = cpu_by_thread_name(), time.monotonic(), HostLoad()
     time.sleep(args.window)
-    after, elapsed = cpu_by_thread_name(), time.monotonic() - t0
+    after, elapsed, busy = cpu_by_thread_name(), time.monotonic() - t0, load.busy_share()
     engine = 100.0 * (after.get("wagma-engine", 0) - before.get("wagma-engine", 0)) / elapsed
     total = 100.0 * (sum(after.values()) - sum(before.values())) / elapsed
     busiest = sorted(((after[k] - before.get(k, 0)) * 100.0 / elapsed, k) for k in after)[-3:]
     rows = MPI.COMM_WORLD.gather((engine, total, busiest[::-1]))
     if MPI.COMM_WORLD.Get_rank() == 0:
-        print(f"idle window {args.window:.0f} s, CPU as % of one core:")
+        print(f"idle window {args.window:.0f} s, {len(rows)} ranks, HOROVOD_CYCLE_TIME="
+              f"{os.environ.get('HOROVOD_CYCLE_TIME', 'default')}: host busy "
+              f"{fmt_busy(busy)}; CPU as % of one core:")
         for rank, (e, t, busiest) in enumerate(rows):
             top = ", ".join(f"{name} {pct:.1f}%" for pct, name in busiest)
             print(f"  rank {rank}: wagma-engine thread {e:5.2f}%   whole process {t:6.2f}%"
@@ -52,8 +60,9 @@ def worker(args):
 def main():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--window", type=float, default=10.0)
+    p.add_argument("--np", type=int, default=2)
     args = p.parse_args()
-    relaunch_under_mpirun(__file__, 2, timeout=600)
+    relaunch_under_mpirun(__file__, args.np, timeout=600)
     worker(args)
 
 

@@ -94,22 +94,27 @@ def _pilot(T, seed, mode, steps, every, lr, size=8):
     return curve
 
 
-def _epoch_pilot(T, seed, mode, epochs, epoch_samples, size=8):
-    """Synchronous training on the concatenated batches of `size` ranks (Horovod's
-    step) over epochs of `epoch_samples`, with the task's own optimizer and lr
-    schedule: held-out accuracy after every epoch."""
+def _epoch_pilot(T, seed, epochs, epoch_samples, size=8):
+    """Synchronous training as bench/epoch_loop.py's Horovod sees it: a fixed pool of
+    `epoch_samples` training samples (drawn as the epoch loop draws it), reshuffled
+    every epoch and cut into global batches of `size` ranks' batches (Horovod's step),
+    with the task's own optimizer and lr schedule: held-out accuracy after every
+    epoch."""
     task = T(seed)
     model = task.make_model(seed)
     opt = task.make_optimizer(model.parameters())
-    steps = epoch_samples // (size * task.batch)
-    per_rank = [task.batches(r, size, mode, steps * epochs, seed) for r in range(size)]
+    pool = np.random.default_rng((seed, 11)).choice(
+        len(task.y_train), size=min(epoch_samples, len(task.y_train)), replace=False)
+    g = np.random.default_rng((seed, 12))
+    step = size * task.batch
     curve = []
     for e in range(epochs):
-        for g in opt.param_groups:
-            g["lr"] = task.lr_at(e)
-        for s in range(e * steps, (e + 1) * steps):
+        for group in opt.param_groups:
+            group["lr"] = task.lr_at(e)
+        order = pool[g.permutation(len(pool))]
+        for k in range(0, len(order), step):
             opt.zero_grad()
-            task.loss(model, torch.cat([b[s] for b in per_rank])).backward()
+            task.loss(model, torch.from_numpy(order[k:k + step])).backward()
             opt.step()
         curve.append(task.accuracy(model))
     return curve
@@ -120,8 +125,8 @@ def epochs_main(args):
     median over seeds, and the epochs to its two targets."""
     for name in args.tasks.split(","):
         T = ALL_TASKS[name]
-        for mode in args.modes:
-            curves = [_epoch_pilot(T, seed, mode, args.epochs, args.epoch_samples)
+        for mode in ("iid",):   # the epoch loop shards one pool: IID
+            curves = [_epoch_pilot(T, seed, args.epochs, args.epoch_samples)
                       for seed in args.seeds]
             med = np.median(np.array(curves), axis=0)
             to = {t: next((e + 1 for e, a in enumerate(med) if a >= t), None)

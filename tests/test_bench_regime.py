@@ -119,3 +119,47 @@ def test_epochs_to_a_target_use_the_accuracy_at_each_epoch_end():
     other = {"epochs_per_rank": [[{"end": 1.0}, {"end": 2.0}, {"end": 3.0}]],
              "curve": [[1.0, 60.0], [2.0, 81.0], [3.0, 70.0]]}
     assert epoch_loop.median_by_epoch([rec, other]) == [55.0, 80.0, 78.0]
+
+
+def test_where_the_work_goes_sums_the_model_streams_only():
+    import epoch_loop
+    engine = {"wagma.optimizer0.model0": dict(rounds=30, passive_joins=10, rounds_left_out=4,
+                                              contribution_age_mean=2.0),
+              "wagma.optimizer0.model1": dict(rounds=30, passive_joins=0, rounds_left_out=0,
+                                              contribution_age_mean=0.0),
+              "wagma.optimizer0.sync0": dict(rounds=5, passive_joins=50, rounds_left_out=50,
+                                             contribution_age_mean=0.0)}
+    fresh, left, age = epoch_loop.model_contributions(engine)
+    assert fresh == pytest.approx(60 / 70)
+    assert left == pytest.approx(4 / 10)
+    assert age == pytest.approx(2.0)      # over the 6 passive values that counted
+    assert math.isnan(epoch_loop.model_contributions({})[0])
+
+
+def test_a_saved_run_reports_ratios_to_horovod_and_lbbsp_seed_by_seed(tmp_path, capsys):
+    """--from-json prints the same tables from the JSON: x Horovod and x LB-BSP are
+    per-seed ratios (then the median), and a run that never reached the target is inf."""
+    import json
+    import epoch_loop
+
+    def run(method, seed, reach_at):
+        ends = [1.0, 2.0, 3.0, 4.0]
+        curve = [[t, 90.0 if t >= reach_at else 50.0] for t in (0.0, 1.0, 2.0, 3.0, 4.0)]
+        return dict(method=method, seed=seed, task="mlp", case="persistent", target=84.5,
+                    curve=curve, samples_per_s=100.0, cpu_busy=0.4,
+                    epochs_per_rank=[[dict(end=e, idle_s=0.0, train_s=1.0) for e in ends]] * 8)
+    runs = [run("horovod", 0, 4.0), run("horovod", 1, 4.0),
+            run("horovod+lbbsp", 0, 2.0), run("horovod+lbbsp", 1, 4.0),
+            run("wagma+lbbsp", 0, 1.0), run("wagma+lbbsp", 1, 99.0)]
+    for r in runs[-1:]:
+        r["curve"] = [[t, "nan" if t == 0.0 else 50.0] for t, _ in r["curve"]]
+    path = tmp_path / "saved.json"
+    path.write_text(json.dumps({"ranks": 8, "runs": runs}))
+    epoch_loop.report_saved(str(path))
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.strip().startswith("wagma+lbbsp"))
+    # seed 0: 1 s against Horovod's 4 and LB-BSP's 2; seed 1 never (inf, the median of
+    # two is their mean).
+    assert "inf [1.00-inf]" in row          # time to target
+    assert "inf [0.25-inf]" in row and "inf [0.50-inf]" in row, row
+    assert "epochs to 84.5" in out and "40" in row   # CPU busy %
