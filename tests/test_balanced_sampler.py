@@ -15,7 +15,8 @@ from horovod_wagma.common.balanced_shares import proportional_shares, share_boun
 from horovod_wagma.common.step_clock import StepClock
 from horovod_wagma.common.throughput_exchange import ThroughputExchange
 
-SCENARIOS = ["wagma", "drop_last", "horovod_unequal", "lbbsp", "epoch_mismatch"]
+SCENARIOS = ["wagma", "drop_last", "horovod_unequal", "lbbsp", "wagma_lbbsp",
+             "epoch_mismatch"]
 BATCH = 8
 
 
@@ -109,6 +110,25 @@ def test_horovods_optimizer_with_unequal_shares_is_a_clear_error(launch):
         assert res["first"] is None  # epoch 0: equal shares, Horovod's loop runs
         assert res["second"].startswith("ValueError") and "DistributedOptimizer" in \
             res["second"] and "DistributedWagmaOptimizer" in res["second"], res
+
+
+@pytest.mark.ranks
+def test_wagma_over_lbbsp_batches_takes_lbbsps_step_when_every_rank_is_on_time(launch):
+    """README's recipe for a persistent straggler, WAGMA with BalancedBatchSampler and
+    loss_weight: equal steps, batches following the injected speeds (the slow rank's
+    smaller), and with every rank on time each averaged model is LB-BSP's step (the
+    mean gradient of the union of the ranks' batches), at every step."""
+    results = launch.results("wagma_lbbsp")
+    for e in range(2):
+        eps = [results[r]["epochs"][e] for r in range(4)]
+        assert len({ep["steps"] for ep in eps}) == 1, eps
+        sizes = eps[0]["batch_sizes"]
+        assert sum(sizes) == 4 * BATCH
+        if e > 0:   # measured speeds: rank 0 took 2x as long a sample in epoch 0
+            assert sizes[0] < min(sizes[1:]), sizes
+        for r, ep in enumerate(eps):
+            assert ep["sizes"] == [sizes[r]]
+            assert ep["max_error"] < 1e-12, (r, e, ep["max_error"])
 
 
 @pytest.mark.ranks

@@ -157,6 +157,56 @@ def lbbsp():
                 global_batch=sampler.global_batch, steps=sampler.steps)
 
 
+def wagma_lbbsp():
+    """WAGMA over LB-BSP batches (README, "Uneven hardware"): BalancedBatchSampler, the
+    loss scaled by loss_weight, DistributedWagmaOptimizer around SGD. When every rank is
+    on time (group rounds that wait, one group of all ranks, blocking global rounds),
+    each step's average of the ranks' models is LB-BSP's step: the model before it
+    minus lr times the mean gradient over the union of the ranks' batches, checked at
+    every step (float64). Returns per epoch the step count, the batch sizes and the
+    largest deviation from that step."""
+    n = 803
+    data = TensorDataset(torch.arange(n))
+    sampler = hvd.BalancedBatchSampler(data, BATCH, seed=7)
+    loader = DataLoader(data, batch_sampler=sampler)
+    torch.manual_seed(0)
+    model = torch.nn.Linear(2, 1, dtype=torch.float64)
+    hvd.broadcast_parameters(model.state_dict(), root_rank=0)
+    lr = 0.05
+    opt = hvd.DistributedWagmaOptimizer(torch.optim.SGD(model.parameters(), lr=lr),
+                                        named_parameters=model.named_parameters(),
+                                        group_size=size, wait_avoiding=False,
+                                        global_rounds="blocking", drift_correction=0.0)
+
+    def features(idx):
+        x = idx.double()[:, None] / n
+        return torch.cat([x, x.pow(2)], 1), torch.sin(7 * x[:, 0])
+
+    def loss_of(idx):
+        x, y = features(idx)
+        return (model(x)[:, 0] - y).pow(2).mean()
+    record = []
+    for epoch in range(2):
+        sampler.set_epoch(epoch)
+        sizes, errors = [], []
+        for idx, in loader:
+            time.sleep(speeds(epoch) * len(idx) / BATCH)
+            sizes.append(len(idx))
+            union = torch.cat(hvd.allgather_object(idx))
+            before = [p.detach().clone() for p in model.parameters()]
+            grads = torch.autograd.grad(loss_of(union), list(model.parameters()))
+            opt.zero_grad()
+            (loss_of(idx) * sampler.loss_weight).backward()
+            opt.step()
+            errors.append(max(float((p.detach() - (b - lr * g)).abs().max())
+                              for p, b, g in zip(model.parameters(), before, grads)))
+        hvd.allreduce(torch.tensor(0.0), name="wagma_lbbsp_metric")
+        record.append(dict(steps=len(sizes), sizes=sorted(set(sizes)),
+                           batch_sizes=sampler.batch_sizes, max_error=max(errors)))
+    opt.join()
+    return dict(epochs=record)
+
+
 def epoch_mismatch():
     """Ranks that call set_epoch at different epoch counts: a clear error everywhere."""
     sampler = hvd.BalancedDistributedSampler(TensorDataset(torch.arange(40)))
