@@ -108,29 +108,33 @@ def horovod_unequal():
     return dict(first=first, second=second)
 
 
-def lbbsp():
-    """Horovod's own DistributedOptimizer with BalancedBatchSampler (LB-BSP): equal
-    steps on every rank, batch sizes following the injected speeds, and with the loss
-    scaled by loss_weight the allreduced gradient is the mean gradient over the whole
-    global batch (checked at every epoch's first step against the gradient of the
-    union of the ranks' batches, computed here)."""
-    n = 803
+def weighted_regression(n=803):
+    """BalancedBatchSampler over n indices (seed 7), its DataLoader, a float64 linear
+    model (the same on every rank) and the mean squared error of a batch of indices
+    against sin(7 x), x = index / n: the LB-BSP scenarios' shared setup."""
     data = TensorDataset(torch.arange(n))
     sampler = hvd.BalancedBatchSampler(data, BATCH, seed=7)
     loader = DataLoader(data, batch_sampler=sampler)
     torch.manual_seed(0)
     model = torch.nn.Linear(2, 1, dtype=torch.float64)
     hvd.broadcast_parameters(model.state_dict(), root_rank=0)
-    opt = hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=1e-3),
-                                   named_parameters=model.named_parameters())
-
-    def features(idx):
-        x = idx.double()[:, None] / n
-        return torch.cat([x, x.pow(2)], 1), torch.sin(7 * x[:, 0])
 
     def loss_of(idx):
-        x, y = features(idx)
-        return (model(x)[:, 0] - y).pow(2).mean()
+        x = idx.double()[:, None] / n
+        return (model(torch.cat([x, x.pow(2)], 1))[:, 0] - torch.sin(7 * x[:, 0])).pow(2).mean()
+    return sampler, loader, model, loss_of
+
+
+def lbbsp():
+    """Horovod's own DistributedOptimizer with BalancedBatchSampler (LB-BSP): equal
+    steps on every rank, batch sizes following the injected speeds, and with the loss
+    scaled by loss_weight the allreduced gradient is the mean gradient over the whole
+    global batch (checked at every epoch's first step against the gradient of the
+    union of the ranks' batches, computed here)."""
+    sampler, loader, model, loss_of = weighted_regression()
+    n = len(sampler.dataset)
+    opt = hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=1e-3),
+                                   named_parameters=model.named_parameters())
     record = []
     for epoch in range(4):
         sampler.set_epoch(epoch)
@@ -165,26 +169,12 @@ def wagma_lbbsp():
     minus lr times the mean gradient over the union of the ranks' batches, checked at
     every step (float64). Returns per epoch the step count, the batch sizes and the
     largest deviation from that step."""
-    n = 803
-    data = TensorDataset(torch.arange(n))
-    sampler = hvd.BalancedBatchSampler(data, BATCH, seed=7)
-    loader = DataLoader(data, batch_sampler=sampler)
-    torch.manual_seed(0)
-    model = torch.nn.Linear(2, 1, dtype=torch.float64)
-    hvd.broadcast_parameters(model.state_dict(), root_rank=0)
+    sampler, loader, model, loss_of = weighted_regression()
     lr = 0.05
     opt = hvd.DistributedWagmaOptimizer(torch.optim.SGD(model.parameters(), lr=lr),
                                         named_parameters=model.named_parameters(),
                                         group_size=size, wait_avoiding=False,
                                         global_rounds="blocking", drift_correction=0.0)
-
-    def features(idx):
-        x = idx.double()[:, None] / n
-        return torch.cat([x, x.pow(2)], 1), torch.sin(7 * x[:, 0])
-
-    def loss_of(idx):
-        x, y = features(idx)
-        return (model(x)[:, 0] - y).pow(2).mean()
     record = []
     for epoch in range(2):
         sampler.set_epoch(epoch)
