@@ -115,20 +115,23 @@ def test_horovods_optimizer_with_unequal_shares_is_a_clear_error(launch):
 @pytest.mark.ranks
 def test_wagma_over_lbbsp_batches_takes_lbbsps_step_when_every_rank_is_on_time(launch):
     """README's recipe for a persistent straggler, WAGMA with BalancedBatchSampler and
-    loss_weight: equal steps, batches following the injected speeds (the slow rank's
-    smaller), and with every rank on time each averaged model is LB-BSP's step (the
-    mean gradient of the union of the ranks' batches), at every step."""
+    loss_weight: equal steps, batches following the injected speeds under WAGMA's
+    defaults (rank 0 2x slower: the smallest batch once measured), and with every rank
+    on time each averaged model is LB-BSP's step (the mean gradient of the union of the
+    ranks' uneven batches), at every step."""
     results = launch.results("wagma_lbbsp")
-    for e in range(2):
+    for e in range(3):
         eps = [results[r]["epochs"][e] for r in range(4)]
         assert len({ep["steps"] for ep in eps}) == 1, eps
         sizes = eps[0]["batch_sizes"]
         assert sum(sizes) == 4 * BATCH
-        if e > 0:   # measured speeds: rank 0 took 2x as long a sample in epoch 0
-            assert sizes[0] < min(sizes[1:]), sizes
+        if e > 0:   # measured in epochs 0-1: rank 0 took 2x as long a sample
+            assert sizes[0] < min(sizes[1:]), (e, sizes)
         for r, ep in enumerate(eps):
             assert ep["sizes"] == [sizes[r]]
-            assert ep["max_error"] < 1e-12, (r, e, ep["max_error"])
+    for r in range(4):
+        error = results[r]["epochs"][2]["max_error"]
+        assert error is not None and error < 1e-12, (r, error)
 
 
 @pytest.mark.ranks
