@@ -115,6 +115,7 @@ def test_epochs_to_a_target_use_the_accuracy_at_each_epoch_end():
     # 81% between epoch ends does not count: the rising target is reached at epoch 3.
     assert epoch_loop.epochs_to(rec, 80.0) == 3
     assert epoch_loop.epochs_to(rec, 87.0) == 4
+    assert epoch_loop.epochs_to(rec, 86.0) == 3     # reaching the target counts
     assert epoch_loop.epochs_to(rec, 95.0) == math.inf
     other = {"epochs_per_rank": [[{"end": 1.0}, {"end": 2.0}, {"end": 3.0}]],
              "curve": [[1.0, 60.0], [2.0, 81.0], [3.0, 70.0]]}
