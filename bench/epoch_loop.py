@@ -133,14 +133,12 @@ def noise_schedule(args, size, seed, rows=20000):
 
 def train(hvd, comm, spec, sampler_kind, task, seed, args, case):
     """One method, one seed; rank 0 gets the run's record."""
-    import numpy as np
     import torch
     from torch.nn.utils import vector_to_parameters
     from torch.utils.data.distributed import DistributedSampler
     rank, size = comm.Get_rank(), comm.Get_size()
     model, method = registry.build_for_task(spec, task, seed, hvd, size, args.tau)
-    pool = np.random.default_rng((seed, 11)).choice(
-        len(task.y_train), size=min(args.epoch_samples, len(task.y_train)), replace=False)
+    pool = task.epoch_pool(seed, args.epoch_samples)
     if sampler_kind == "lbbsp":
         sampler = hvd.BalancedBatchSampler(range(len(pool)), task.batch, num_replicas=size,
                                            rank=rank, seed=seed)
@@ -287,9 +285,12 @@ def model_contributions(engine):
             left_out / passive if passive else 0.0, age)
 
 
-def where_the_work_goes(runs, methods, slow):
+def where_the_work_goes(runs, methods, factors):
     """Per WAGMA method, the slow ranks' and the fast ranks' contributions (medians over
-    seeds): point 3 of the held-out diagnostic (docs/benchmarks.md)."""
+    ranks and seeds; ``factors``: each rank's step-time factor): point 3 of the held-out
+    diagnostic (docs/benchmarks.md)."""
+    groups = (("slow", [r for r, f in enumerate(factors) if f > 1.0]),
+              ("fast", [r for r, f in enumerate(factors) if f == 1.0]))
     lines = []
     for m in methods:
         engines = [r["engine_per_rank"] for r in runs
@@ -298,10 +299,8 @@ def where_the_work_goes(runs, methods, slow):
         if not engines:
             continue
         parts = []
-        for label, ranks in (("slow", slow), ("fast", None)):
-            vals = [model_contributions(e[k]) for e in engines
-                    for k in (ranks if ranks is not None else
-                              [k for k in range(len(e)) if k not in slow])]
+        for label, ranks in groups:
+            vals = [model_contributions(e[k]) for e in engines for k in ranks]
             if not vals:
                 continue
             fresh, left, age = (statistics.median(v[i] for v in vals) for i in range(3))
@@ -313,10 +312,10 @@ def where_the_work_goes(runs, methods, slow):
         print("\n".join(lines))
 
 
-def report(case, task_name, runs, methods, target, size, rising=None):
-    fast = [r for r, f in enumerate(speed_factors(case, size)) if f == 1.0] or [0]
+def report(case, task_name, runs, methods, target, size, rising):
+    factors = speed_factors(case, size)
+    fast = [r for r, f in enumerate(factors) if f == 1.0] or [0]
     common = min(len(r["epochs_per_rank"][0]) for r in runs) - 1
-    rising = target if rising is None else rising
     print(f"\n{task_name}/{case}: targets {rising:g}% (rising) and {target:g}% "
           f"(plateau); accuracy compared after epoch {common + 1}")
     table = [["method", "time to target s", "x Horovod", "x LB-BSP", "samples/s",
@@ -364,8 +363,7 @@ def report(case, task_name, runs, methods, target, size, rising=None):
     print("accuracy at each epoch end (median over seeds):")
     for m in methods:
         print(f"  {m:24s} " + " ".join(f"{a:5.1f}" for a in rows[m]["by_epoch"]))
-    where_the_work_goes(runs, methods,
-                        [r for r, f in enumerate(speed_factors(case, size)) if f > 1.0])
+    where_the_work_goes(runs, methods, factors)
     return rows
 
 

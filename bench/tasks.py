@@ -49,6 +49,12 @@ class Task:
     decay = None
     diloco_outer_lr = 0.2   # the DiLoCo baseline's (bench/methods.py); docs/benchmarks.md
 
+    def epoch_pool(self, seed, samples):
+        """The epoch loop's training set: a fixed subset of ``samples`` indices of the
+        training set, drawn alike on every rank for ``seed``."""
+        return np.random.default_rng((seed, 11)).choice(
+            len(self.y_train), size=min(samples, len(self.y_train)), replace=False)
+
     def lr_at(self, epoch):
         """The learning rate of epoch ``epoch`` (0-based) under the step schedule."""
         if self.decay is None:

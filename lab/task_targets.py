@@ -103,8 +103,7 @@ def _epoch_pilot(T, seed, epochs, epoch_samples, size=8):
     task = T(seed)
     model = task.make_model(seed)
     opt = task.make_optimizer(model.parameters())
-    pool = np.random.default_rng((seed, 11)).choice(
-        len(task.y_train), size=min(epoch_samples, len(task.y_train)), replace=False)
+    pool = task.epoch_pool(seed, epoch_samples)
     g = np.random.default_rng((seed, 12))
     step = size * task.batch
     curve = []
