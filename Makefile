@@ -68,6 +68,8 @@ engine-unit-test:
 		-o build/registration_book_test
 	$(UNIT_CXX) cpp_ops/engine/join_coordinator.cc cpp_ops/engine/tests/join_coordinator_test.cc \
 		-o build/join_coordinator_test
+	$(UNIT_CXX) cpp_ops/engine/grace_window.cc cpp_ops/engine/tests/grace_window_test.cc \
+		-o build/grace_window_test
 	$(UNIT_CXX) cpp_ops/engine/peer_roster.cc cpp_ops/engine/stream_spec.cc \
 		cpp_ops/engine/data_type.cc cpp_ops/engine/tests/peer_roster_test.cc \
 		-o build/peer_roster_test
@@ -93,6 +95,7 @@ engine-unit-test:
 	build/reduction_choice_test
 	build/registration_book_test
 	build/join_coordinator_test
+	build/grace_window_test
 	build/peer_roster_test
 	build/data_type_test
 	build/stream_table_test

@@ -54,6 +54,11 @@ std::string Engine::Start(const TransportFactory& connect) {
   rank_ = transport_->rank();
   size_ = transport_->size();
   settings_ = EngineSettings::FromEnv(transport_->ProgressesOnItsOwn());
+  // Every rank reads the same environment, so every rank returns this error alike.
+  if (!settings_.grace_error.empty()) {
+    transport_.reset();
+    return settings_.grace_error;
+  }
   try {
     error = cut_.Init(*transport_, settings_.fragments);  // collective too
   } catch (const std::exception& e) {
@@ -275,7 +280,9 @@ void Engine::Loop() {
       continue;
     }
     const ProgressPacer::Pause pause =
-        pacer_.AfterPass(progressed, !progressed && metrics_.reductions_in_flight(), Clock::now());
+        pacer_.AfterPass(progressed,
+                         !progressed && (metrics_.reductions_in_flight() || grace_holding_),
+                         Clock::now());
     if (pause.kind == ProgressPacer::Pause::Kind::kPollNow) continue;
     if (pause.kind == ProgressPacer::Pause::Kind::kYield) {
       std::this_thread::yield();
@@ -422,6 +429,7 @@ bool Engine::ProgressRounds() {
 
 bool Engine::JoinActivatedRounds() {
   bool any = false;
+  bool holding = false;
   for (auto& kv : streams_.all()) {
     Stream& s = kv.second;
     while (!s.activations.empty()) {
@@ -441,13 +449,29 @@ bool Engine::JoinActivatedRounds() {
       const ActivationAction action = OnActivation(
           s.Joined(round), leaving_ && round > s.last_joined_round, earlier_in_flight);
       if (action == ActivationAction::kWait) break;
+      if (action == ActivationAction::kJoin && HoldForApp(s, round)) {
+        holding = true;
+        break;
+      }
       s.activations.erase(s.activations.begin());
       if (action == ActivationAction::kDiscard) continue;
       JoinPassively(s, round);
       any = true;
     }
   }
+  grace_holding_ = holding;
   return any;
+}
+
+bool Engine::HoldForApp(Stream& s, int64_t round) {
+  // A rank that joined or is leaving has no app to wait for; at shutdown nobody comes.
+  if (joins_.self_joined() || leaving_ || shutdown_requested_) return false;
+  if (std::chrono::steady_clock::now() >= s.grace.HoldUntil(round)) return false;
+  if (s.grace_held_round != round) {
+    s.grace_held_round = round;
+    metrics_.GraceHeld(s.spec.name);
+  }
+  return true;
 }
 
 bool Engine::ShutdownStep() {
@@ -529,6 +553,7 @@ void Engine::HandleRequest(EngineRequest req) {
     s.my_index = static_cast<int>(me - req.spec.members.begin());
     const int num_members = static_cast<int>(req.spec.members.size());
     s.schedule = &ScheduleFor(num_members, req.spec.config.group_size);
+    s.grace.set_cap_fraction(settings_.grace_fraction);
     if (rank_ == kRegistrar) {
       OnRegister(rank_, req.spec);
     } else {
@@ -566,7 +591,9 @@ void Engine::HandleRequest(EngineRequest req) {
   s.left_out_since_app_call = 0;
   ++s.app_calls;
   const int64_t round = TakeAppRound(s);
+  s.grace.AppEntered(round, s.app_called_at);
   RoundState& rs = GetRound(s, round);
+  if (round == s.grace_held_round && !rs.joined) metrics_.GraceCaught(s.spec.name);
   rs.call = AppCall{req.enqueued, req.enqueued_us, req.handle, req.input, req.output,
                     req.has_callback};
   if (s.id >= 0) EnterRound(s, rs);
@@ -641,6 +668,9 @@ void Engine::OnActivate(int source, int stream_id, int64_t round, const std::str
   if (s.FailedAt(round)) return;
   if (s.Joined(round)) return;  // rounds collected or dropped are forgotten
   s.activations.insert(round);
+  // The round the app calls next: how long until it does is what the grace window
+  // learns from.
+  if (round == s.next_app_round) s.grace.Activated(round, std::chrono::steady_clock::now());
 }
 
 }  // namespace wagma

@@ -123,6 +123,9 @@ class Engine {
   bool PollControl();
   bool ProgressRounds();
   bool JoinActivatedRounds();
+  // Whether the passive join of `round`, the round this rank's app calls next, waits
+  // a little longer for the app's fresh value (GraceWindow, grace_window.h).
+  bool HoldForApp(Stream& s, int64_t round);
   bool ShutdownStep();
 
   void HandleRequest(EngineRequest req);
@@ -245,6 +248,9 @@ class Engine {
   std::set<int> peers_past_verdict_;
   std::unique_ptr<StallMonitor> stalls_;
   int64_t in_flight_ = 0;
+  // A passive join is held back for an app (HoldForApp): the pacer polls as it does
+  // while reductions are in flight, so the hold ends on time.
+  std::atomic<bool> grace_holding_{false};
   // Reductions given up on (a peer left or stalled): their receives are cancelled,
   // their sends may never complete, so their buffers are kept rather than reused.
   std::vector<std::unique_ptr<GroupReduction>> abandoned_;

@@ -44,6 +44,16 @@ void EngineMetrics::RoundsSkipped(const std::string& stream, int64_t n) {
   streams_[stream].rounds_skipped += n;
 }
 
+void EngineMetrics::GraceHeld(const std::string& stream) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++streams_[stream].grace_held;
+}
+
+void EngineMetrics::GraceCaught(const std::string& stream) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++streams_[stream].grace_caught;
+}
+
 void EngineMetrics::EarlyActivation() {
   std::lock_guard<std::mutex> lock(mu_);
   ++engine_.early_activations;

@@ -54,6 +54,10 @@ class EngineMetrics {
   // Streams and rounds.
   void StreamCalled(const std::string& stream);  // listed from its first call on
   void RoundsSkipped(const std::string& stream, int64_t n);
+  // The grace window (grace_window.h) held a passive join back; the app then came in
+  // time and contributed its fresh value.
+  void GraceHeld(const std::string& stream);
+  void GraceCaught(const std::string& stream);
   void EarlyActivation();
   void ActivationReceived(const std::string& stream, int64_t round, int from);
   void ActivationsSent(const std::string& stream, int64_t round, const std::vector<int>& to,

@@ -69,8 +69,9 @@ void Engine::EnterRound(Stream& s, RoundState& rs) {
     bool activate = rs.plan.global
                         ? config.wait_avoiding_global() && rs.round > 0  // round 0 validates
                         : config.wait_avoiding;
-    // Whoever activated this round activated every member: no second round of messages.
-    if (config.wait_avoiding_global() && s.activations.erase(rs.round) > 0) activate = false;
+    // Whoever activated this round activated every member: no second round of messages
+    // (the app may come while its engine holds the activation: grace_window.h).
+    if (s.activations.erase(rs.round) > 0) activate = false;
     JoinRound(s, rs, rs.call->input, activate);
   }
 }

@@ -76,6 +76,17 @@ EngineSettings EngineSettings::FromEnv(bool transport_progresses_on_its_own) {
   s.pacer.idle_sleep_us = static_cast<int64_t>(EnvDouble("HOROVOD_WAGMA_IDLE_SLEEP_US", 1000));
   s.pacer.caller_progress_us =
       static_cast<int64_t>(EnvDouble("HOROVOD_WAGMA_CALLER_PROGRESS_US", 0));
+  const char* grace = std::getenv("HOROVOD_WAGMA_GRACE_FRACTION");
+  if (grace && *grace) {
+    char* end = nullptr;
+    const double f = std::strtod(grace, &end);
+    if (end == grace || *end != '\0' || !(f >= 0 && f < 1)) {
+      s.grace_error = std::string("HOROVOD_WAGMA_GRACE_FRACTION='") + grace +
+                      "' is not a fraction of a step in [0, 1)";
+    } else {
+      s.grace_fraction = f;
+    }
+  }
   s.stalls = StallSettings::FromEnv();
   const char* timeline = std::getenv("WAGMA_TIMELINE");
   if (timeline && *timeline) s.timeline_path = timeline;

@@ -7,6 +7,7 @@
 //  HOROVOD_WAGMA_SHUTDOWN_TIMEOUT                   seconds shutdown waits for peers
 //  HOROVOD_WAGMA_SPIN_US, _IDLE_SLEEP_US            the engine thread's idle policy
 //  HOROVOD_WAGMA_CALLER_PROGRESS_US                 waiting app threads drive progress
+//  HOROVOD_WAGMA_GRACE_FRACTION                     the grace window's cap, in steps
 //  WAGMA_STALL_WARNING_S, WAGMA_STALL_TIMEOUT_S     stall warnings and errors
 //  WAGMA_TIMELINE                                   Chrome trace path
 #pragma once
@@ -26,6 +27,10 @@ struct EngineSettings {
   FragmentSettings fragments;
   double shutdown_timeout_s = 30.0;
   PacerSettings pacer;
+  // The longest a passive join is held back for the app's fresh value, as a fraction
+  // of the app's step on that stream (grace_window.h); 0: never held back.
+  double grace_fraction = 0.25;
+  std::string grace_error;  // HOROVOD_WAGMA_GRACE_FRACTION is not a number in [0, 1)
   StallSettings stalls;
   std::string timeline_path;  // empty: no trace
   // Horovod elastic (HOROVOD_ELASTIC=1): a lost peer ends every round at once, so that

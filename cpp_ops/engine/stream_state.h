@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "buffer.h"
+#include "grace_window.h"
 #include "group_reduction.h"
 #include "group_schedule.h"
 #include "round_plan.h"
@@ -124,6 +125,10 @@ struct Stream {
   // or the members' moves would no longer sum to zero.
   Buffer skipped_delta;
   std::set<int64_t> activations;  // rounds others activated that this rank has not joined
+  // How long a passive join of the app's next round may wait for the app
+  // (grace_window.h), and the round last held back that way (counted once).
+  GraceWindow grace;
+  int64_t grace_held_round = -1;
   // Rounds that completed passively and were dropped because no app will collect them
   // (this rank joined; or, with wait-avoiding global rounds, a newer served round
   // replaced them): late activations must not start them again, and a lagging app

@@ -25,6 +25,8 @@ std::string StreamStatsJson(const std::map<std::string, StreamStats>& stats) {
     out += ",\"rounds_skipped\":" + std::to_string(s.rounds_skipped);
     out += ",\"rounds_left_out\":" + std::to_string(s.rounds_left_out);
     out += ",\"rounds_kept_ahead\":" + std::to_string(s.rounds_kept_ahead);
+    out += ",\"grace_held\":" + std::to_string(s.grace_held);
+    out += ",\"grace_caught\":" + std::to_string(s.grace_caught);
     out += ",\"age_histogram\":{";
     bool first_age = true;
     for (const auto& age : s.age_histogram) {

@@ -34,6 +34,10 @@ struct StreamStats {
   // app was not that far behind in steps (it waited, e.g. in a Horovod collective,
   // while a lagging rank drove the rounds).
   int64_t rounds_kept_ahead = 0;
+  // The grace window (grace_window.h): passive joins held back a little for the app,
+  // and of those, the ones whose app came in time to contribute its fresh value.
+  int64_t grace_held = 0;
+  int64_t grace_caught = 0;
   // Passive joins whose value entered the mean, by contribution age (rounds since the
   // app last entered the stream, or steps its app was behind the round's most
   // advanced member, whichever is smaller): never above max_staleness.

@@ -22,6 +22,10 @@ For each stream (one name = one tensor):
                             because its app was not that far behind in steps (it
                             waited, e.g. in a Horovod collective, while a lagging
                             rank drove the rounds);
+  grace_held, grace_caught  passive joins this engine held back a little for its
+                            app (the grace window, HOROVOD_WAGMA_GRACE_FRACTION),
+                            and of those the rounds its app entered in time, with
+                            its fresh value;
   contribution_age_mean/_max/_histogram
                             passive joins whose value entered the average, by age:
                             rounds between the app's last entry into the stream and
@@ -50,6 +54,8 @@ def _readable(raw):
         "rounds_skipped": raw["rounds_skipped"],
         "rounds_left_out": raw["rounds_left_out"],
         "rounds_kept_ahead": raw["rounds_kept_ahead"],
+        "grace_held": raw["grace_held"],
+        "grace_caught": raw["grace_caught"],
         "contribution_age_mean": sum(a * n for a, n in ages.items()) / aged if aged else 0.0,
         "contribution_age_max": max(ages) if ages else 0,
         "contribution_age_histogram": dict(sorted(ages.items())),
