@@ -54,13 +54,9 @@ std::string Engine::Start(const TransportFactory& connect) {
   rank_ = transport_->rank();
   size_ = transport_->size();
   settings_ = EngineSettings::FromEnv(transport_->ProgressesOnItsOwn());
-  // Every rank reads the same environment, so every rank returns this error alike.
-  if (!settings_.grace_error.empty()) {
-    transport_.reset();
-    return settings_.grace_error;
-  }
   try {
     error = cut_.Init(*transport_, settings_.fragments);  // collective too
+    if (error.empty()) error = AgreeOnGraceSetting();    // and this
   } catch (const std::exception& e) {
     // Gloo's collectives throw when a peer is gone or late past the timeout; an
     // exception must not cross the C API (it would abort the process, unexplained).
@@ -80,6 +76,17 @@ std::string Engine::Start(const TransportFactory& connect) {
   if (rank_ == kRegistrar) book_ = std::make_unique<RegistrationBook>();
   thread_ = std::thread([this] { Loop(); });
   started_ = true;
+  return "";
+}
+
+std::string Engine::AgreeOnGraceSetting() {
+  // The grace window is this rank's own affair (peers need not agree on it), but a
+  // malformed value must stop every rank's start, not leave the others to wait for it.
+  const int64_t bad = settings_.grace_error.empty() ? 0 : 1;
+  int64_t lo = 0, hi = 0;
+  transport_->AllreduceMinMax(&bad, &lo, &hi, 1);
+  if (bad) return settings_.grace_error;
+  if (hi) return "HOROVOD_WAGMA_GRACE_FRACTION is malformed on another rank";
   return "";
 }
 

@@ -111,6 +111,8 @@ class Engine {
   Engine() : pool_(size_t(1) << 30) {}
 
   void Loop();
+  // Start: every rank fails alike when one has a malformed HOROVOD_WAGMA_GRACE_FRACTION.
+  std::string AgreeOnGraceSetting();
   // One pass of progress: requests, control messages, reductions, activations,
   // stalls. Serialised by loop_mu_. The background thread runs it, and so may an app
   // thread that waits for a result (WaitFor): on busy cores that saves the two thread

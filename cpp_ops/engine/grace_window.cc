@@ -38,7 +38,7 @@ int64_t GraceWindow::window_us() const {
     longest = std::max(longest, lag);
   }
   if (2 * within < static_cast<int>(lags_us_.size())) return 0;
-  return std::min(cap, longest + kMarginUs);
+  return std::min(cap, 2 * longest + kMarginUs);
 }
 
 GraceWindow::Clock::time_point GraceWindow::HoldUntil(int64_t round) const {

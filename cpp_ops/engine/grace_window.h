@@ -16,8 +16,10 @@
 //   - cap = cap_fraction * step. Lags above the cap are ones no window could catch.
 //   - window = 0 until `kMinLags` lags are known, or while fewer than half of the
 //     last `kHistory` lags are within the cap (a persistent straggler: waiting would
-//     only delay the peers); else the longest lag within the cap plus `kMarginUs`,
-//     and never above the cap.
+//     only delay the peers); else twice the longest lag within the cap plus
+//     `kMarginUs`, and never above the cap. Twice: lags on a busy host have a tail
+//     (a 4 ms delay arrived 4-6 ms late on 4 ranks here), and a window that the app
+//     beats costs its peers only the app's actual lag.
 // Invariants: the window never exceeds cap_fraction of a step, and it holds back only
 // the round the app calls next; the engine then joins with what it has. Nobody ever
 // waits longer than that, so no wait can chain into a deadlock (a rank whose app sits

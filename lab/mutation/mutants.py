@@ -627,3 +627,6 @@ from detail_pass5_reports import MUTANTS as _PASS5_REPORTS  # noqa: E402
 from detail_pass5_rounds import MUTANTS as _PASS5_ROUNDS  # noqa: E402
 from detail_pass5_twins import MUTANTS as _PASS5_TWINS  # noqa: E402
 MUTANTS += _PASS5_REPORTS + _PASS5_ROUNDS + _PASS5_TWINS
+# The grace window (2026-12-06): one mutant per rule.
+from detail_grace_window import MUTANTS as _GRACE  # noqa: E402
+MUTANTS += _GRACE

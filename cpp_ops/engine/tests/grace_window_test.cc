@@ -1,5 +1,5 @@
 // Unit test of the grace window (grace_window.h): no hold until enough lags are known;
-// a hold covering the longest lag within the cap (plus the margin) when at least half
+// a hold of twice the longest lag within the cap (plus the margin) when at least half
 // the lags are catchable; none when most are not (a persistent straggler); never above
 // cap_fraction of a step; only for the round awaited; and a cap of 0 never holds.
 // Built and run by `make engine-unit-test` (and `make test`).
@@ -37,16 +37,16 @@ void TestNoHoldUntilEnoughLags() {
   Clock::time_point t = Steps(&g, &round, Clock::now(), GraceWindow::kMinLags - 1, 40, {3});
   CHECK(g.window_us() == 0);
   Steps(&g, &round, t, 1, 40, {3});
-  CHECK(g.window_us() == 3000 + GraceWindow::kMarginUs);
+  CHECK(g.window_us() == 2 * 3000 + GraceWindow::kMarginUs);
 }
 
-void TestHoldCoversTheLongestCatchableLag() {
+void TestHoldCoversTwiceTheLongestCatchableLag() {
   GraceWindow g(0.25);  // cap 10 ms at 40 ms steps
   int64_t round = 0;
-  // Lags 2, 5, 30 ms: two of three within the cap; the 30 ms one cannot be caught.
-  Steps(&g, &round, Clock::now(), 12, 40, {2, 5, 30});
+  // Lags 2, 4, 30 ms: two of three within the cap; the 30 ms one cannot be caught.
+  Steps(&g, &round, Clock::now(), 12, 40, {2, 4, 30});
   CHECK(g.step_us() >= 39000 && g.step_us() <= 41000);
-  CHECK(g.window_us() == 5000 + GraceWindow::kMarginUs);
+  CHECK(g.window_us() == 2 * 4000 + GraceWindow::kMarginUs);
   // The hold is for the awaited round only, from its activation on.
   const Clock::time_point at = Clock::now();
   g.Activated(round, at);
@@ -60,7 +60,7 @@ void TestHoldCoversTheLongestCatchableLag() {
 void TestNeverAboveTheCap() {
   GraceWindow g(0.25);
   int64_t round = 0;
-  // Lags of 9.9 ms against a 10 ms cap: the margin would pass the cap.
+  // Lags of 9.9 ms against a 10 ms cap: twice that would pass the cap.
   Steps(&g, &round, Clock::now(), 8, 40, {0});
   for (int i = 0; i < 8; ++i) {
     const Clock::time_point t = Clock::now() + milliseconds(40 * (i + 10));
@@ -90,7 +90,7 @@ void TestOldLagsAreForgotten() {
   CHECK(g.window_us() == 0);
   // The straggler recovered: after kHistory steps only the new lags count.
   Steps(&g, &round, t, GraceWindow::kHistory, 40, {4});
-  CHECK(g.window_us() == 4000 + GraceWindow::kMarginUs);
+  CHECK(g.window_us() == 2 * 4000 + GraceWindow::kMarginUs);
 }
 
 void TestZeroCapNeverHolds() {
@@ -111,7 +111,7 @@ void TestAppSkippingPastTheAwaitedRoundStillCounts() {
     round += 3;
     g.AppEntered(round - 1, t);  // served by a later round, skipping the awaited one
   }
-  CHECK(g.window_us() == 2000 + GraceWindow::kMarginUs);
+  CHECK(g.window_us() == 2 * 2000 + GraceWindow::kMarginUs);
   // Closed: nothing is awaited until the next activation.
   CHECK(g.HoldUntil(round - 3) == Clock::time_point{});
 }
@@ -120,7 +120,7 @@ void TestAppSkippingPastTheAwaitedRoundStillCounts() {
 
 int main() {
   TestNoHoldUntilEnoughLags();
-  TestHoldCoversTheLongestCatchableLag();
+  TestHoldCoversTwiceTheLongestCatchableLag();
   TestNeverAboveTheCap();
   TestPersistentStragglerNeverHolds();
   TestOldLagsAreForgotten();
