@@ -12,6 +12,8 @@
 //   RequestQueue, JoinSlot   app threads -> loop; the join() in progress
 //   ProgressPacer       spin, yield or sleep between passes
 //   StreamTable         streams by name and id; early activations
+//   GraceWindow         (per stream, in Stream) how long a passive join of the
+//                       app's next round waits for the app (grace_window.h)
 //   round_policy.h      the round rules, pure functions (which round, skip, leave
 //                       out, supersede, averaging rule)
 //   RegistrationBook    the registrar's round-0 tally (world rank 0)
