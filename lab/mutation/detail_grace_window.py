@@ -18,11 +18,17 @@ MUTANTS = [
          tests=[FRESH],
          bug="passive joins never wait for the app: a partner 4 ms late contributes last "
              "round's value"),
-    dict(id="grace-ignores-the-half-rule", file=WINDOW,
-         edits=[("if (2 * within < static_cast<int>(lags_us_.size())) return 0;", "")],
+    dict(id="grace-ignores-the-seven-in-eight-rule", file=WINDOW,
+         edits=[("if (8 * within < 7 * static_cast<int>(lags_us_.size())) return 0;", "")],
          tests=[STRAGGLER],
          bug="the window opens for an app that is always a step behind: its peers wait "
              "for it in every round"),
+    dict(id="grace-half-catchable-is-enough", file=WINDOW,
+         edits=[("if (8 * within < 7 * static_cast<int>(lags_us_.size())) return 0;",
+                 "if (2 * within < static_cast<int>(lags_us_.size())) return 0;")],
+         tests=[],  # the engine unit test
+         bug="the first rule: a rank far late one step in four (random noise) is "
+             "waited for, and every group it is in waits out its window each time"),
     dict(id="grace-ignores-the-cap-fraction", file=WINDOW,
          edits=[("if (cap_fraction_ <= 0 || step_us_ <= 0 ||", "if (step_us_ <= 0 ||"),
                 ("const int64_t cap = static_cast<int64_t>(cap_fraction_ * step_us_);",
