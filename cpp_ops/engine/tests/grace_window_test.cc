@@ -45,7 +45,7 @@ void TestHoldCoversTwiceTheLongestCatchableLag() {
   GraceWindow g(0.25);  // cap 10 ms at 40 ms steps
   int64_t round = 0;
   // 15 in 16 lags within the cap (2 and 4 ms); the 30 ms one cannot be caught.
-  Steps(&g, &round, Clock::now(), 16, 40, {2, 4, 2, 4, 2, 4, 2, 4, 2, 4, 2, 4, 2, 4, 2, 30});
+  Steps(&g, &round, Clock::now(), 32, 40, {2, 4, 2, 4, 2, 4, 2, 4, 2, 4, 2, 4, 2, 4, 2, 30});
   CHECK(g.step_us() >= 39000 && g.step_us() <= 41000);
   CHECK(g.window_us() == 2 * 4000 + GraceWindow::kMarginUs);
   // The hold is for the awaited round only, from its activation on.
@@ -89,19 +89,19 @@ void TestARankOftenFarLateIsNotWaitedFor() {
   int64_t round = 0;
   // Random noise: late by 4 steps one time in four, else 3 ms: 75% catchable is not
   // enough (each miss would cost every peer the whole window).
-  Steps(&g, &round, Clock::now(), 16, 40, {3, 3, 3, 160});
+  Steps(&g, &round, Clock::now(), 32, 40, {3, 3, 3, 160});
   CHECK(g.window_us() == 0);
   // One in eight far late still holds.
   GraceWindow h(0.25);
   round = 0;
-  Steps(&h, &round, Clock::now(), 16, 40, {3, 3, 3, 3, 3, 3, 3, 160});
+  Steps(&h, &round, Clock::now(), 32, 40, {3, 3, 3, 3, 3, 3, 3, 160});
   CHECK(h.window_us() == 2 * 3000 + GraceWindow::kMarginUs);
 }
 
 void TestOldLagsAreForgotten() {
   GraceWindow g(0.25);
   int64_t round = 0;
-  Clock::time_point t = Steps(&g, &round, Clock::now(), 16, 40, {50});
+  Clock::time_point t = Steps(&g, &round, Clock::now(), GraceWindow::kHistory, 40, {50});
   CHECK(g.window_us() == 0);
   // The straggler recovered: after kHistory steps only the new lags count.
   Steps(&g, &round, t, GraceWindow::kHistory, 40, {4});
