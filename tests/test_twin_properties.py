@@ -251,7 +251,8 @@ def test_compression_and_state_modes_change_what_they_promise(torch_launch, kera
 STAT_KEYS = {"rounds", "global_rounds", "activations_sent", "passive_joins",
              "staleness_mean", "staleness_max", "group_wait_s", "global_wait_s",
              "bytes_sent", "errors", "rounds_skipped", "rounds_left_out",
-             "rounds_kept_ahead", "contribution_age_mean", "contribution_age_max",
+             "rounds_kept_ahead", "grace_held", "grace_caught", "contribution_age_mean",
+             "contribution_age_max",
              "contribution_age_histogram"}
 
 
