@@ -374,7 +374,12 @@ void Engine::InspectStalls() {
       if (!rs.call || rs.completed) continue;
       const double waited = std::chrono::duration<double>(now - rs.call->enqueued).count();
       longest_wait = std::max(longest_wait, waited);
-      if (s.id >= 0 && !rs.stall_reported && waited > cfg.report_after_s) {
+      // Reports count from when the round could run: a round-0 call's registration wait
+      // is reported by the registrar alone.
+      const double in_round =
+          std::chrono::duration<double>(now - std::max(rs.call->enqueued, s.registered_at))
+              .count();
+      if (s.id >= 0 && !rs.stall_reported && in_round > cfg.report_after_s) {
         rs.stall_reported = true;
         if (rs.members[0] == rank_) {
           stalls_->inspector().OnWaiting(s.id, r.first, rank_, now);
@@ -382,7 +387,7 @@ void Engine::InspectStalls() {
           SendControl(rs.members[0], ControlKind::kWaiting, s.id, r.first);
         }
       }
-      if (cfg.hold_report_s > 0 && !rs.hold_reported && waited > cfg.hold_report_s &&
+      if (cfg.hold_report_s > 0 && !rs.hold_reported && in_round > cfg.hold_report_s &&
           s.id >= 0) {
         rs.hold_reported = true;
         ReportHold(s, r.first, rs, waited);

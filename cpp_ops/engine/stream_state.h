@@ -99,6 +99,9 @@ struct Stream {
   StreamSpec spec;
   uint64_t fingerprint = 0;  // spec.Fingerprint(), sent with every activation
   int id = -1;  // assigned by the registrar at round 0
+  // When the id arrived: a round-0 call waits through registration first, and that wait
+  // is the registrar's to report (CheckRegistrationStalls), not a round's stall or hold.
+  std::chrono::steady_clock::time_point registered_at;
   int my_index = 0;  // this rank's position in spec.members
   const GroupSchedule* schedule = nullptr;
   int64_t next_app_round = 0;

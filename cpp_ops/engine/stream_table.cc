@@ -16,6 +16,7 @@ Stream* StreamTable::FindById(int stream_id) {
 
 std::vector<StreamTable::EarlyActivation> StreamTable::Assign(Stream& s, int stream_id) {
   s.id = stream_id;
+  s.registered_at = std::chrono::steady_clock::now();
   by_id_[stream_id] = &s;
   auto early = early_.find(stream_id);
   if (early == early_.end()) return {};
