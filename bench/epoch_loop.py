@@ -269,6 +269,27 @@ def median_by_epoch(runs):
     return [statistics.median(a[e] for a in per_run) for e in range(n)]
 
 
+def paired_gap_by_epoch(runs, method, base):
+    """Per epoch, the median over seeds of ``method``'s accuracy minus ``base``'s on the
+    same seed (the same data order), as far as every paired run went. Three seeds'
+    medians of each method apart can differ by more than their paired gap: a seed's
+    data order moves both curves by several points at the rising epochs."""
+    base_runs = {r["seed"]: epoch_accuracies(r) for r in runs if r["method"] == base}
+    gaps = [[a - b for a, b in zip(epoch_accuracies(r), base_runs[r["seed"]])]
+            for r in runs if r["method"] == method and r["seed"] in base_runs]
+    if not gaps:
+        return []
+    n = min(len(g) for g in gaps)
+    return [statistics.median(g[e] for g in gaps) for e in range(n)]
+
+
+def seed_spread_by_epoch(runs, method):
+    """Per epoch, the largest minus the smallest accuracy over ``method``'s seeds."""
+    per_run = [epoch_accuracies(r) for r in runs if r["method"] == method]
+    n = min(len(a) for a in per_run)
+    return [max(a[e] for a in per_run) - min(a[e] for a in per_run) for e in range(n)]
+
+
 def model_contributions(engine):
     """One rank's model streams summed: (share of the rounds it took part in whose
     value was fresh, i.e. its app entered them; the share of its passive values left
@@ -363,6 +384,15 @@ def report(case, task_name, runs, methods, target, size, rising):
     print("accuracy at each epoch end (median over seeds):")
     for m in methods:
         print(f"  {m:24s} " + " ".join(f"{a:5.1f}" for a in rows[m]["by_epoch"]))
+    if "horovod" in methods and len(methods) > 1:
+        print("minus Horovod on the same seed (median over seeds); Horovod's own spread "
+              "over seeds (max - min):")
+        for m in methods:
+            gaps = (seed_spread_by_epoch(runs, m) if m == "horovod"
+                    else paired_gap_by_epoch(runs, m, "horovod"))
+            label = "horovod (spread)" if m == "horovod" else m
+            print(f"  {label:24s} " + " ".join(f"{a:+5.1f}" if m != "horovod" else f"{a:5.1f}"
+                                                for a in gaps))
     where_the_work_goes(runs, methods, factors)
     return rows
 

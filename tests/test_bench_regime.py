@@ -122,6 +122,26 @@ def test_epochs_to_a_target_use_the_accuracy_at_each_epoch_end():
     assert epoch_loop.median_by_epoch([rec, other]) == [55.0, 80.0, 78.0]
 
 
+def test_the_paired_gap_compares_each_seed_with_the_same_seed_of_the_base():
+    import epoch_loop
+
+    def rec(method, seed, accs):
+        return {"method": method, "seed": seed,
+                "epochs_per_rank": [[{"end": float(e + 1)} for e in range(len(accs))]],
+                "curve": [[float(e + 1), a] for e, a in enumerate(accs)]}
+    runs = [rec("horovod", 0, [50, 70, 80]), rec("horovod", 1, [60, 75, 81]),
+            rec("horovod", 2, [40, 65, 79]),
+            rec("wagma", 0, [52, 69, 80]), rec("wagma", 1, [58, 75, 82]),
+            rec("wagma", 2, [44, 60])]
+    # Seed by seed: +2 -1 0 / -2 0 +1 / +4 -5: medians +2, -1 (as far as all went).
+    assert epoch_loop.paired_gap_by_epoch(runs, "wagma", "horovod") == [2.0, -1.0]
+    # The medians of each apart (52 vs 50, 69 vs 70) would say the same here, but not in
+    # general: a seed without a base run is not paired.
+    assert epoch_loop.paired_gap_by_epoch(runs + [rec("wagma", 7, [99, 99, 99])],
+                                          "wagma", "horovod") == [2.0, -1.0]
+    assert epoch_loop.seed_spread_by_epoch(runs, "horovod") == [20.0, 10.0, 2.0]
+
+
 def test_where_the_work_goes_sums_the_model_streams_only():
     import epoch_loop
     engine = {"wagma.optimizer0.model0": dict(rounds=30, passive_joins=10, rounds_left_out=4,
