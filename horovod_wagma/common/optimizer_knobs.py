@@ -23,7 +23,9 @@ class OptimizerKnobs:
     max_staleness (None: sync_period); average_optimizer_state; drift_correction
     (alpha of the control variates, 0: off; None: common/drift_policy.py's
     DEFAULT_ALPHA where the wrapped optimizer keeps a first moment and the state is
-    averaged "on_sync", else off).
+    averaged "on_sync", else off); second_moment ("group": Adam's second moment from
+    the group's mean gradient, "local": each rank's own; None: "group" for the Adam
+    family in PyTorch, resolved by the factory).
 
     The optimizers' defaults differ from init()'s op defaults ("fresh", blocking):
     "local" and wait-avoiding global rounds won the time-to-accuracy matrix (README,
@@ -37,6 +39,7 @@ class OptimizerKnobs:
     max_staleness: Optional[int] = None
     average_optimizer_state: str = "on_sync"
     drift_correction: Optional[float] = None
+    second_moment: Optional[str] = None
 
     def __post_init__(self):
         if self.global_rounds is None:
@@ -52,6 +55,9 @@ class OptimizerKnobs:
         if self.drift_correction is not None and not 0.0 <= self.drift_correction <= 1.0:
             raise ValueError(f"drift_correction must be in [0, 1], got "
                              f"{self.drift_correction!r}")
+        if self.second_moment not in (None, "group", "local"):
+            raise ValueError(f"second_moment must be 'group' or 'local', got "
+                             f"{self.second_moment!r}")
         if self.drift_correction and self.average_optimizer_state != "on_sync":
             raise ValueError("drift_correction needs average_optimizer_state='on_sync' "
                              "(it learns from the state averaged at global rounds), got "

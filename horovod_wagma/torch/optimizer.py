@@ -34,6 +34,7 @@ from horovod_wagma.common.wrapped_class import wrapped_class
 from horovod_wagma.torch import ops
 from horovod_wagma.torch.fusion import fuse_by_dtype
 from horovod_wagma.torch.drift_correction import DriftCorrection, resolve_alpha
+from horovod_wagma.torch import group_second_moment
 from horovod_wagma.torch.named_parameters import check_named_parameters
 from horovod_wagma.torch.quasi_global_momentum import QuasiGlobalMomentum
 
@@ -53,6 +54,8 @@ class _WagmaTorchMixin:
             if self._state_averaging == "quasi_global" else None
         alpha = core.knobs.drift_correction
         self._drift = DriftCorrection(self, alpha) if alpha else None
+        self._second_moment = group_second_moment.GroupSecondMoment(self) \
+            if core.knobs.second_moment == "group" else None
         self._round = 0  # this rank's own steps
         self._round_base = 0  # steps taken before the engine (re)started
         self._served = -1  # the round that served the last step
@@ -78,6 +81,8 @@ class _WagmaTorchMixin:
     def _build(self):
         always = self._state_averaging == "always"
         self._model_buffers = fuse_by_dtype(None, self._bucketed(with_state=always))
+        if self._second_moment:
+            self._second_moment.build(self._model_buffers)
         on_sync = list(self._named_buffers)
         # quasi_global: the rebuilt buffers are averaged at global rounds too, so
         # each rank's share of a global round's pull does not live on in its own
@@ -113,18 +118,25 @@ class _WagmaTorchMixin:
         core, step = self._core, self._round - self._round_base
         self._round += 1
         pending = []
+        second = self._second_moment
         for i, fb in enumerate(self._model_buffers):
             flat = fb.pack()
+            if second:
+                flat = second.attach(i, flat)
             wire = flat.half() if self._fp16_wire and flat.dtype == torch.float32 else flat
             sent = wire.clone() if wire is not flat else None
-            pending.append((fb, flat, wire, sent, ops.group_allreduce_async_(
+            pending.append((i, fb, flat, wire, sent, ops.group_allreduce_async_(
                 wire, name=core.names.stream("model", i), **core.stream_knobs)))
-        for fb, flat, wire, sent, handle in pending:
+        for i, fb, flat, wire, sent, handle in pending:
             ops.synchronize(handle)
             if sent is not None:
                 flat.copy_(fp16_result(flat, sent.float(), wire.float(),
                                        core.served_global(step, handle.round), python_cond))
+            if second:
+                second.detach(i, flat, fb.flat)
             fb.unpack()
+        if second:
+            second.correct()
         served = core.served_round(step, pending[0][-1].round)
         duties_due = core.duties_due(step, self._served, served)
         self._served = served
@@ -219,7 +231,8 @@ def DistributedWagmaOptimizer(optimizer, named_parameters=None,
                               average_optimizer_state=OptimizerKnobs.average_optimizer_state,
                               global_rounds=OptimizerKnobs.global_rounds,
                               max_staleness=OptimizerKnobs.max_staleness,
-                              drift_correction=OptimizerKnobs.drift_correction):
+                              drift_correction=OptimizerKnobs.drift_correction,
+                              second_moment=OptimizerKnobs.second_moment):
     """Wraps ``optimizer`` like ``hvd.DistributedOptimizer`` (same arguments, same
     order), but averages models with WAGMA instead of allreducing gradients.
 
@@ -259,6 +272,12 @@ def DistributedWagmaOptimizer(optimizer, named_parameters=None,
         gradient instead of its own data's (drift_correction.py). Works with either
         kind of global round; the moments cross the wire a second time at global
         rounds. Needs SGD with momentum or an Adam-family optimizer.
+      second_moment: "group" (the default for Adam, AdamW, NAdam, RAdam) or "local"
+        (the default otherwise). "group": each rank's gradient rides the model's group
+        round (twice the bytes, no extra round) and after it each exp_avg_sq moves by
+        (1 - beta2)(g_G^2 - g_i^2), g_G the group's mean gradient, so Adam's second
+        moment is the mean gradient's, as in Horovod's Adam, instead of one rank's
+        noisier own (group_second_moment.py). "local": each rank's own.
 
     Horovod arguments: ``process_set`` restricts WAGMA to that set's ranks;
     ``compression=Compression.fp16`` sends fp16 (accumulated in fp32; fp16_rule.py);
@@ -273,7 +292,8 @@ def DistributedWagmaOptimizer(optimizer, named_parameters=None,
     if knobs.average_optimizer_state == "quasi_global":
         QuasiGlobalMomentum.check(optimizer)  # before anything is set up
     knobs = dataclasses.replace(knobs, drift_correction=resolve_alpha(
-        knobs.drift_correction, optimizer, knobs.average_optimizer_state))
+        knobs.drift_correction, optimizer, knobs.average_optimizer_state),
+        second_moment=group_second_moment.resolve(knobs.second_moment, optimizer))
     core = OptimizerCore(knobs, ops._basics, process_set, FusionPlan(groups, num_groups),
                          "wagma.optimizer")
     cls = wrapped_class(optimizer, _WagmaTorchMixin)
