@@ -13,7 +13,8 @@
 * ``wagma[:key=value,...]``: ``DistributedWagmaOptimizer`` with the library's defaults
   (wait-avoiding global rounds) unless a key overrides them: ``rule`` (averaging),
   ``state`` (average_optimizer_state), ``rounds`` (global_rounds: ``blocking`` | ``wa``),
-  ``S`` (group_size), ``tau`` (sync_period), ``stale`` (max_staleness), ``wa``
+  ``S`` (group_size), ``tau`` (sync_period), ``stale`` (max_staleness), ``drift``
+  (drift_correction), ``v`` (second_moment: ``group`` | ``local``), ``wa``
   (wait_avoiding group rounds, 1 | 0), ``fp16=1`` (fp16 compression), ``outer=LR``
   (beyond the paper: the DiLoCo outer step at every global round; blocking global
   rounds only, which leave every rank with the same x̄).
@@ -30,7 +31,7 @@ benchmark's default for that key (e.g. its ``--sync-period``), then the library'
 WAGMA_KEYS = {"rule": "averaging", "state": "average_optimizer_state",
               "rounds": "global_rounds", "S": "group_size", "tau": "sync_period",
               "stale": "max_staleness", "wa": "wait_avoiding",
-              "drift": "drift_correction"}
+              "drift": "drift_correction", "v": "second_moment"}
 # The real peers' keys (bench/peers.py): tau: torchft's sync_every, and hivemind's
 # target_batch_size in global batches (tau x ranks x batch samples); outer: DiLoCo's
 # outer learning rate; mm: hivemind's matchmaking_time (s); local: hivemind's

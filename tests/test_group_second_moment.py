@@ -2,8 +2,8 @@
 second moment"; horovod_wagma/torch/group_second_moment.py): with
 second_moment="group" (the default for the Adam family) each rank's exp_avg_sq after a
 step is beta2 v + (1 - beta2) g_mean^2, the mean gradient's, as in Horovod's Adam;
-with "local" it is the rank's own gradient's. One 4-rank launch, exact rounds (groups
-of the whole world, wait_avoiding=False)."""
+with "local" it is the rank's own gradient's. One 4-rank launch per framework, exact
+rounds (groups of the whole world, wait_avoiding=False)."""
 import pytest
 
 from conftest import run_mpi
@@ -13,9 +13,13 @@ P = 4
 GLOBAL_STEPS = (0, 3)   # sync_period 4: the state is averaged there ("on_sync")
 
 
-@pytest.fixture(scope="module")
-def launch():
-    return run_mpi("group_second_moment.py", P, "group", "default", "local", "refused",
+WORKERS = {"torch": "group_second_moment.py", "tensorflow": "group_second_moment_keras.py"}
+
+
+@pytest.fixture(scope="module", params=["torch", pytest.param("tensorflow",
+                                                             marks=pytest.mark.tf)])
+def launch(request):
+    return run_mpi(WORKERS[request.param], P, "group", "default", "local", "refused",
                    timeout=180)
 
 

@@ -62,7 +62,9 @@ def simulate(framework, kind, mode, alpha, fp16):
     "quasi_global"'s rebuilt buffers) and drift correction moves c_i by alpha k (m̄ -
     m_i); "quasi_global" rebuilds m = beta m_old + (1 - beta)(x_before - x_after)/lr.
     sync(): the model's world mean, and the state's unless "never" (PyTorch) / with
-    "on_sync" only (Keras). The state is in PyTorch's units (SGD's buffer, Adam's m, v).
+    "on_sync" only (Keras). Adam's v moves after each round by (1 - beta_2)(g_G^2 -
+    g_i^2), g_G the round's mean gradient (second_moment="group"). The state is in
+    PyTorch's units (SGD's buffer, Adam's m, v).
     Returns (models per step, states per step, synced model, synced state)."""
     phases = groups(P, S)
     dtype = np.float32 if kind == "sgd" else np.float64
@@ -100,6 +102,11 @@ def simulate(framework, kind, mode, alpha, fp16):
                     x[i] = avg if is_global(k) else half[i] + (avg - sent[i].astype(np.float32))
         else:
             x = average_round(half, k, phases, TAU).astype(dtype)
+        if kind == "adam":
+            # second_moment="group" (the Adam default in both): the gradient rides the
+            # model's round; v moves to the round's mean gradient's.
+            g_mean = average_round(g, k, phases, TAU)
+            state["v"] = np.maximum(state["v"] + (1 - h["beta_2"]) * (g_mean ** 2 - g ** 2), 0)
         if mode == "always":
             state = {n: average_round(s, k, phases, TAU) for n, s in state.items()}
         if mode == "quasi_global":

@@ -9,6 +9,7 @@ resolves them into a stream configuration (OptimizerStreams).
 import dataclasses
 from typing import Optional
 
+from horovod_wagma.common.second_moment_policy import MODES
 from horovod_wagma.common.config import (KNOBS, STATE_AVERAGING, WagmaConfig,
                                          validate_state_averaging)
 
@@ -55,7 +56,7 @@ class OptimizerKnobs:
         if self.drift_correction is not None and not 0.0 <= self.drift_correction <= 1.0:
             raise ValueError(f"drift_correction must be in [0, 1], got "
                              f"{self.drift_correction!r}")
-        if self.second_moment not in (None, "group", "local"):
+        if self.second_moment is not None and self.second_moment not in MODES:
             raise ValueError(f"second_moment must be 'group' or 'local', got "
                              f"{self.second_moment!r}")
         if self.drift_correction and self.average_optimizer_state != "on_sync":

@@ -21,7 +21,7 @@ from horovod_wagma.tensorflow import ops
 _ADAM_FAMILY = ("Adam", "AdamW", "Nadam")
 
 
-def _is_adam_family(optimizer):
+def is_adam_family(optimizer):
     return any(isinstance(optimizer, getattr(tf.keras.optimizers, n)) for n in _ADAM_FAMILY)
 
 
@@ -33,7 +33,7 @@ def check_moment(optimizer):
         if float(optimizer.momentum) <= 0:
             raise ValueError(f"drift_correction needs momentum > 0 in {name}")
         return
-    if not _is_adam_family(optimizer):
+    if not is_adam_family(optimizer):
         raise ValueError("drift_correction needs tf.keras.optimizers.SGD with momentum or "
                          f"Adam, AdamW or Nadam (a first moment); got {name}")
 

@@ -32,6 +32,7 @@ from horovod_wagma.common.optimizer_knobs import OptimizerKnobs
 from horovod_wagma.common.wrapped_class import wrapped_class
 from horovod_wagma.keras.drift_correction import DriftCorrection, check_moment
 from horovod_wagma.keras.fusion import average_globally, dtype_buckets, pack, unpack_assign
+from horovod_wagma.keras import group_second_moment
 from horovod_wagma.keras.quasi_global_momentum import QuasiGlobalMomentum
 from horovod_wagma.keras.state_averaging import StateAveraging
 from horovod_wagma.tensorflow import ops
@@ -59,16 +60,18 @@ class _WagmaKerasMixin:
         before = qgm.snapshot(self, [v for _, v in grads_and_vars], variables) if qgm \
             else None
         result = super(self.__class__, self).apply_gradients(grads_and_vars, *args, **kwargs)
-        step, reported = self._wagma_average(variables)
+        step, reported = self._wagma_average(
+            variables, {v.ref(): g for g, v in grads_and_vars if g is not None})
         if qgm:
             qgm.rebuild(self, before)
         if state:
             state.run_due(self, variables, step, reported)
         return result
 
-    def _wagma_average(self, variables):
-        """Averages ``variables``; returns (this step's round number, the round the
-        op reported for the first bucket)."""
+    def _wagma_average(self, variables, grads):
+        """Averages ``variables`` (with second_moment="group", their gradients
+        ``grads``, by variable ref, ride along); returns (this step's round number,
+        the round the op reported for the first bucket)."""
         w = self._wagma
         core = w["core"]
         # Rounds are numbered from the engine's start: under Horovod elastic it restarts
@@ -77,6 +80,9 @@ class _WagmaKerasMixin:
         first_reported = None
         for i, bucket in enumerate(dtype_buckets(variables, core.fusion_plan)):
             flat, name = pack(bucket), core.names.stream("model", i)
+            second = core.knobs.second_moment == "group"
+            if second:
+                flat, own = group_second_moment.attach(flat, [grads[v.ref()] for v in bucket])
             if w["fp16"] and flat.dtype == tf.float32:
                 sent = tf.cast(flat, tf.float16)
                 avg, reported = ops.group_allreduce(sent, name=name, return_round=True,
@@ -86,6 +92,8 @@ class _WagmaKerasMixin:
             else:
                 flat, reported = ops.group_allreduce(flat, name=name, return_round=True,
                                                      **core.stream_knobs)
+            if second:
+                flat = group_second_moment.detach_and_correct(self, bucket, flat, own)
             unpack_assign(bucket, flat)
             first_reported = reported if first_reported is None else first_reported
         return step, first_reported
@@ -140,7 +148,8 @@ def DistributedWagmaOptimizer(optimizer, name=None, device_dense="", device_spar
                               global_rounds=OptimizerKnobs.global_rounds,
                               max_staleness=OptimizerKnobs.max_staleness,
                               average_optimizer_state=OptimizerKnobs.average_optimizer_state,
-                              drift_correction=OptimizerKnobs.drift_correction):
+                              drift_correction=OptimizerKnobs.drift_correction,
+                              second_moment=OptimizerKnobs.second_moment):
     """Wraps a Keras optimizer like ``hvd.DistributedOptimizer`` (same arguments, same
     order) but averages models with WAGMA instead of allreducing gradients.
 
@@ -158,7 +167,9 @@ def DistributedWagmaOptimizer(optimizer, name=None, device_dense="", device_spar
     needs SGD with momentum, Adam, AdamW or Nadam). None: off in Keras
     (drift_policy.KERAS_DEFAULT_ALPHA: with a persistent straggler 7 of 13 long runs
     with 0.25 fell, and it won only non-IID random, within the spread), where PyTorch
-    takes 0.25.
+    takes 0.25. ``second_moment``: as in PyTorch, "group" (the default for Adam,
+    AdamW, Nadam: Adam's second moment from the group's mean gradient, which rides the
+    model's round) or "local" (group_second_moment.py).
 
     Why "on_sync" by default (docs/benchmarks.md, Keras): mlp under random
     stragglers, 6 seeds in two runs, time to target x Horovod's, "never" against
@@ -180,6 +191,8 @@ def DistributedWagmaOptimizer(optimizer, name=None, device_dense="", device_spar
     knobs = dataclasses.replace(knobs, drift_correction=drift_policy.resolve_alpha(
         knobs.drift_correction, lambda: check_moment(optimizer),
         knobs.average_optimizer_state, drift_policy.KERAS_DEFAULT_ALPHA))
+    knobs = dataclasses.replace(knobs, second_moment=group_second_moment.resolve(
+        knobs.second_moment, optimizer))
     core = OptimizerCore(knobs, ops._basics, process_set, FusionPlan(groups, num_groups),
                          STREAM_PREFIX, name)
     OPTIMIZER_NAMES.add(core.names.name)

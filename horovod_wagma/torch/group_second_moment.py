@@ -21,6 +21,8 @@ round's rule treats both parts alike.
 """
 import torch
 
+from horovod_wagma.common import second_moment_policy
+
 # Optimizers whose state keeps Adam's second moment as ``exp_avg_sq`` with
 # ``betas`` in every parameter group (subclasses included).
 ADAM_FAMILY = (torch.optim.Adam, torch.optim.AdamW, torch.optim.NAdam, torch.optim.RAdam)
@@ -32,15 +34,10 @@ def keeps_second_moment(optimizer):
 
 
 def resolve(mode, optimizer):
-    """second_moment's value for ``optimizer``: None gives "group" for the Adam family,
-    else "local"; "group" for another optimizer is a ValueError naming it."""
-    if mode is None:
-        return "group" if keeps_second_moment(optimizer) else "local"
-    if mode == "group" and not keeps_second_moment(optimizer):
-        raise ValueError(f"second_moment='group' needs an Adam-family optimizer (Adam, "
-                         f"AdamW, NAdam, RAdam: exp_avg_sq state); got "
-                         f"{type(optimizer).__name__}")
-    return mode
+    """second_moment's value for ``optimizer`` (common/second_moment_policy.py)."""
+    return second_moment_policy.resolve(mode, keeps_second_moment(optimizer),
+                                        type(optimizer).__name__,
+                                        "Adam, AdamW, NAdam, RAdam: exp_avg_sq state")
 
 
 class GroupSecondMoment:

@@ -630,3 +630,6 @@ MUTANTS += _PASS5_REPORTS + _PASS5_ROUNDS + _PASS5_TWINS
 # The grace window (2026-12-06): one mutant per rule.
 from detail_grace_window import MUTANTS as _GRACE  # noqa: E402
 MUTANTS += _GRACE
+# Adam's second moment from the group's mean gradient (2026-12-06): one mutant per rule.
+from detail_second_moment import MUTANTS as _SECOND_MOMENT  # noqa: E402
+MUTANTS += _SECOND_MOMENT
