@@ -30,8 +30,10 @@ def test_group_mode_moves_v_to_the_mean_gradients(launch):
             diffs = res[mode]["diffs"]
             assert len(diffs) == 6
             # Every step, drift correction on (its variates sum to zero over the ranks,
-            # so the mean gradient is unchanged).
-            assert all(d["group"] < 1e-5 for d in diffs), (rank, mode, diffs)
+            # so the mean gradient is unchanged). float32: Keras's slot update rounds
+            # differently (measured up to 2.2e-5 relative); one rank's own gradient is
+            # 0.4-1.3 away.
+            assert all(d["group"] < 1e-3 for d in diffs), (rank, mode, diffs)
             assert max(d["local"] for d in diffs) > 0.05, (rank, mode, diffs)
     # The same v on every rank (each moved its own v by its own g_i^2 to the mean's).
     v0 = launch.results[0]["group"]["v"]
@@ -45,7 +47,7 @@ def test_local_mode_keeps_each_ranks_own_second_moment(launch):
         assert res["local"]["knob"] == "local"
         for step, d in enumerate(diffs):
             if step not in GLOBAL_STEPS:
-                assert d["local"] < 1e-5, (rank, step, d)
+                assert d["local"] < 1e-3, (rank, step, d)
         assert max(d["group"] for d in diffs) > 0.05, (rank, diffs)
 
 

@@ -29,8 +29,10 @@ def detach_and_correct(optimizer, bucket, combined, own):
     the group's mean gradient's."""
     n = tf.size(own)
     model, mean = combined[:-n], combined[-n:]
-    beta_2 = tf.cast(optimizer.beta_2, tf.float32)
-    move = tf.square(tf.cast(mean, tf.float32)) - tf.square(tf.cast(own, tf.float32))
+    # Squares in float32 at least (half types), float64 kept.
+    wide = tf.float64 if own.dtype == tf.float64 else tf.float32
+    beta_2 = tf.cast(optimizer.beta_2, wide)
+    move = tf.square(tf.cast(mean, wide)) - tf.square(tf.cast(own, wide))
     sizes = [v.shape.num_elements() for v in bucket]
     for var, part in zip(bucket, tf.split(move, sizes)):
         velocity = optimizer._velocities[optimizer._index_dict[optimizer._var_key(var)]]

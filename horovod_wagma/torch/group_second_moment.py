@@ -61,7 +61,9 @@ class GroupSecondMoment:
         grads = [(p.grad.detach().reshape(-1).to(flat.dtype) if p.grad is not None
                   else flat.new_zeros(n)) for p, n in self._slots[i] if p is not None]
         own = torch.cat(grads) if grads else flat.new_zeros(0)
-        self._own_sq[i] = own.float() * own.float()
+        # Squares in float32 at least (half types), float64 kept.
+        own = own.to(torch.promote_types(own.dtype, torch.float32))
+        self._own_sq[i] = own * own
         return torch.cat([flat, own])
 
     def detach(self, i, combined, model_flat):
@@ -69,7 +71,7 @@ class GroupSecondMoment:
         mean gradient for correct()."""
         n = model_flat.numel()
         model_flat.copy_(combined[:n])
-        mean = combined[n:].float()
+        mean = combined[n:].to(torch.promote_types(combined.dtype, torch.float32))
         self._mean_sq[i] = mean * mean
 
     def correct(self):

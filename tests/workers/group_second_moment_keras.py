@@ -2,12 +2,13 @@
 Dense layer's kernel and bias as variables, eager GradientTape steps, tf.keras Adam."""
 import sys
 
-import horovod.tensorflow as hvd_tf
-import numpy as np
-import tensorflow as tf
+import horovod_wagma.keras as hvd  # Keras 2: before TensorFlow
 
-import horovod_wagma.keras as hvd
-from common import capture, emit
+import horovod.tensorflow as hvd_tf  # noqa: E402
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+from common import capture, emit  # noqa: E402
 
 hvd.init()
 rank, size = hvd.rank(), hvd.size()
