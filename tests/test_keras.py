@@ -296,7 +296,8 @@ def test_drift_correction_learns_from_adams_first_moment(launch):
     """docs/api.md, Keras drift_correction: the first moment is Adam's m (not its
     second moment v). One eager Adam step from x = 0 (rank i's gradient -a_i), on_sync,
     blocking global rounds, alpha 0.5: round 0 averages both of Adam's state tensors,
-    m to (1 - beta_1)(-mean a) and v to (1 - beta_2) mean(a^2), and the variate learns
+    m to (1 - beta_1)(-mean a) and v to (1 - beta_2)(mean a)^2 (second_moment="group",
+    the Adam default: the mean gradient's square, not mean(a^2)), and the variate learns
     m's move: c_i = 0.5 (mean_j m_j - m_i) = 0.5 (1 - beta_1)(a_i - mean a), exactly
     (float64)."""
     results = launch.results("drift")
@@ -307,7 +308,7 @@ def test_drift_correction_learns_from_adams_first_moment(launch):
         adam = res["adam"]
         np.testing.assert_allclose(adam["m"], -(1 - b1) * a.mean(axis=0), rtol=1e-9,
                                    atol=1e-12, err_msg=f"m, rank {rank}")
-        np.testing.assert_allclose(adam["v"], (1 - b2) * (a ** 2).mean(axis=0), rtol=1e-9,
+        np.testing.assert_allclose(adam["v"], (1 - b2) * a.mean(axis=0) ** 2, rtol=1e-9,
                                    atol=1e-12, err_msg=f"v, rank {rank}")
         np.testing.assert_allclose(adam["c"], 0.5 * (1 - b1) * (a[rank] - a.mean(axis=0)),
                                    rtol=0, atol=1e-12, err_msg=f"c, rank {rank}")

@@ -31,7 +31,8 @@ def detach_and_correct(optimizer, bucket, combined, own):
     model, mean = combined[:-n], combined[-n:]
     # Squares in float32 at least (half types), float64 kept.
     wide = tf.float64 if own.dtype == tf.float64 else tf.float32
-    beta_2 = tf.cast(optimizer.beta_2, wide)
+    # tf.cast(0.999, tf.float64) would round through float32 first.
+    beta_2 = tf.cast(tf.convert_to_tensor(optimizer.beta_2, dtype_hint=wide), wide)
     move = tf.square(tf.cast(mean, wide)) - tf.square(tf.cast(own, wide))
     sizes = [v.shape.num_elements() for v in bucket]
     for var, part in zip(bucket, tf.split(move, sizes)):
