@@ -46,6 +46,7 @@ class GroupSecondMoment:
         self._slots = []   # per fused model buffer: [(param or None, numel)]
         self._own_sq = {}  # fused model buffer -> this step's g_i^2, flat
         self._mean_sq = {}  # fused model buffer -> the round's g_G^2, flat
+        self._group_of = {}  # parameter -> its param group (betas)
 
     def build(self, model_buffers):
         """Which tensors of each fused model buffer are parameters (state tensors,
@@ -54,6 +55,7 @@ class GroupSecondMoment:
                       for p in g["params"]}
         self._slots = [[(by_storage.get((t.data_ptr(), tuple(t.shape))), t.numel())
                         for t in fb.tensors] for fb in model_buffers]
+        self._group_of = {p: g for g in self._optimizer.param_groups for p in g["params"]}
 
     def attach(self, i, flat):
         """The model buffer ``flat`` with this rank's gradients appended (a parameter
@@ -61,9 +63,10 @@ class GroupSecondMoment:
         grads = [(p.grad.detach().reshape(-1).to(flat.dtype) if p.grad is not None
                   else flat.new_zeros(n)) for p, n in self._slots[i] if p is not None]
         own = torch.cat(grads) if grads else flat.new_zeros(0)
-        # Squares in float32 at least (half types), float64 kept.
-        own = own.to(torch.promote_types(own.dtype, torch.float32))
-        self._own_sq[i] = own * own
+        # Squares in float32 at least (half types), float64 kept; the wire keeps the
+        # model's dtype.
+        wide = own.to(torch.promote_types(own.dtype, torch.float32))
+        self._own_sq[i] = wide * wide
         return torch.cat([flat, own])
 
     def detach(self, i, combined, model_flat):
@@ -76,7 +79,6 @@ class GroupSecondMoment:
 
     def correct(self):
         """v_i <- max(0, v_i + (1 - beta2) (g_G^2 - g_i^2)), per parameter."""
-        group_of = {p: g for g in self._optimizer.param_groups for p in g["params"]}
         for i, slots in enumerate(self._slots):
             offset = 0
             for p, n in slots:
@@ -84,7 +86,7 @@ class GroupSecondMoment:
                     continue
                 v = self._optimizer.state.get(p, {}).get("exp_avg_sq")
                 if v is not None:
-                    beta2 = group_of[p]["betas"][1]
+                    beta2 = self._group_of[p]["betas"][1]
                     move = (self._mean_sq[i][offset:offset + n]
                             - self._own_sq[i][offset:offset + n]).view(v.shape)
                     v.add_(move.to(v.dtype), alpha=1.0 - beta2).clamp_(min=0)
