@@ -53,12 +53,19 @@ def test_host_killed_survivors_go_on_without_rollback(tmp_path):
         assert state["rounds"] >= model["global_rounds"] > 0, (who, model, state)
     assert "was lost" in out, out[-4000:]
     # The timeline records the change: each survivor's engine of the new member set
-    # writes its own file (trace.gen2.<rank>.json) with the change, P' and the lost.
+    # writes its own file (trace.gen<N>.<rank>.json) with the change, P' and the lost.
+    # N is the change's generation, not always 2: Horovod sometimes resets all four
+    # ranks once at start-up, before the kill, which makes a generation with no change
+    # (1 of 5 runs, 2026-12-06: every rank restored and re-synced at size 4 at t+7 s).
+    generation = job.logs()[survivors[0]][-1]["changes"][-1]["generation"]
     for rank in (0, 1):
-        events = load_traces([str(tmp_path / f"trace.gen2.{rank}.json")])
+        events = load_traces([str(tmp_path / f"trace.gen{generation}.{rank}.json")])
         (change,) = [e for e in events if e.get("name") == "membership_change"]
         assert change["args"]["size"] == 2 and change["args"]["lost"] == victim_ranks, change
         assert change["args"]["rank"] == rank and killed_at < change["ts"] / 1e6, change
+        # One loss, one change on the timeline, whatever generations came before.
+        every = load_traces([str(tmp_path / f"trace.gen*.{rank}.json")])
+        assert sum(e.get("name") == "membership_change" for e in every) == 1
     assert len(glob.glob(str(tmp_path / "trace.[0-3].json"))) == 4  # generation 1 kept
 
 
