@@ -24,6 +24,16 @@ a bench/tasks.py task in lockstep, each on its own shard of the epoch loop's poo
   average+v/10  the correction at every 10th step only (WAGMA's global rounds), ten
               steps' worth: v_i <- max(0, v_i + 10 (1 - beta2) (g_bar^2 - g_i^2)), as
               if the gradient rode the state round that global rounds already send.
+  average+passive, average+v+passive
+              "average" and "average+v" with wait-avoidance's passive rounds: at each
+              step each replica is late with probability --passive (at least one is
+              on time). A late replica's engine contributes its published value, the
+              result of the previous round (model and gradient part), and the replica
+              then takes the "local" rule: the round's mean plus its own progress
+              since that value, s/P + (x_i - c_i). Its gradient part likewise:
+              g_G + (g_i - c_g,i); v moves to that.
+  .../fresh   the same with the "fresh" rule: a late replica swaps its published
+              value for its fresh one, (s - c_i + x_i) / P.
 
 Usage: python lab/adam_second_moment.py --tasks mlp_adam,cnn_adam --seeds 3 --epochs 16
 """
@@ -38,7 +48,8 @@ import torch
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
 import tasks as task_lib  # noqa: E402
 
-METHODS = ("allreduce", "average", "average+v", "average+v/10")
+METHODS = ("allreduce", "average", "average+v", "average+v/10", "average+passive",
+           "average+v+passive", "average+passive/fresh", "average+v+passive/fresh")
 SYNC_PERIOD = 10   # WAGMA's default tau
 
 
@@ -58,39 +69,76 @@ def gradients(task, model, batch):
     return [p.grad.detach().clone() for p in model.parameters()]
 
 
-def run(task, method, seed, size, epochs, epoch_samples):
+def allreduce_step(task, model, opt, step_batches):
+    grads = [gradients(task, model, b) for b in step_batches]
+    for p, *gs in zip(model.parameters(), *grads):
+        p.grad = torch.stack(gs).mean(0)
+    opt.step()
+
+
+def move_second_moment(opt, model, own, group, times=1):
+    """v <- max(0, v + times (1 - beta2) (group^2 - own^2)), per parameter."""
+    beta2 = opt.param_groups[0]["betas"][1]
+    for p, g_i, g_g in zip(model.parameters(), own, group):
+        v = opt.state[p]["exp_avg_sq"]
+        v.add_(times * (1 - beta2) * (g_g * g_g - g_i * g_i)).clamp_(min=0)
+
+
+def late_replicas(rng, size, passive):
+    """Which replicas are late this round: each with probability ``passive``, never
+    all (a round needs one application to activate it)."""
+    late = rng.random(size) < passive
+    if late.all():
+        late[rng.integers(size)] = False
+    return late
+
+
+def run(task, method, seed, size, epochs, epoch_samples, passive=0.0):
     pool = task.epoch_pool(seed, epoch_samples)
     replicas = 1 if method == "allreduce" else size
     models = [task.make_model(seed) for _ in range(replicas)]
     opts = [task.make_optimizer(m.parameters()) for m in models]
+    fix_v = "+v" in method
+    late_p = passive if "+passive" in method else 0.0
+    fresh_rule = method.endswith("/fresh")
+    rng = np.random.default_rng((seed, 17))
+    # Each replica's published value: the previous round's result, model and gradient.
+    published = [[p.detach().clone() for p in m.parameters()] for m in models]
+    published_g = [[torch.zeros_like(p) for p in m.parameters()] for m in models]
     curve, step = [], 0
     for epoch in range(epochs):
         for step_batches in zip(*shards(task, pool, seed, epoch, size)):
             if method == "allreduce":
-                grads = [gradients(task, models[0], b) for b in step_batches]
-                for p, *gs in zip(models[0].parameters(), *grads):
-                    p.grad = torch.stack(gs).mean(0)
-                opts[0].step()
+                allreduce_step(task, models[0], opts[0], step_batches)
                 continue
             grads = [gradients(task, m, b) for m, b in zip(models, step_batches)]
             for o in opts:
                 o.step()
+            step += 1
+            late = late_replicas(rng, size, late_p) if late_p else np.zeros(size, bool)
             with torch.no_grad():
-                for ps in zip(*(m.parameters() for m in models)):
-                    mean = torch.stack(ps).mean(0)
-                    for p in ps:
-                        p.copy_(mean)
-                step += 1
-                every = {"average+v": 1, "average+v/10": SYNC_PERIOD}.get(method)
-                if every and step % every == 0:
+                fresh = [list(m.parameters()) for m in models]
+                given = [published[i] if late[i] else [p.clone() for p in fresh[i]]
+                         for i in range(size)]
+                given_g = [published_g[i] if late[i] else grads[i] for i in range(size)]
+                mean = [torch.stack(ps).mean(0) for ps in zip(*given)]
+                mean_g = [torch.stack(gs).mean(0) for gs in zip(*given_g)]
+                # "local": s/P + (x_i - c_i); "fresh": s/P + (x_i - c_i)/P; both s/P
+                # when on time (c_i = x_i).
+                own = 1.0 / size if fresh_rule else 1.0
+                for i in range(size):
+                    result = [mu + own * (x - c) for mu, x, c in
+                              zip(mean, fresh[i], given[i])]
+                    result_g = [mu + own * (g - c) for mu, g, c in
+                                zip(mean_g, grads[i], given_g[i])]
+                    for p, r in zip(fresh[i], result):
+                        p.copy_(r)
+                    published[i] = [r.clone() for r in result]
+                    published_g[i] = result_g
+                every = {"average+v/10": SYNC_PERIOD}.get(method, 1)
+                if fix_v and step % every == 0:
                     for i, (m, o) in enumerate(zip(models, opts)):
-                        beta2 = o.param_groups[0]["betas"][1]
-                        for k, p in enumerate(m.parameters()):
-                            g_bar = torch.stack([g[k] for g in grads]).mean(0)
-                            v = o.state[p]["exp_avg_sq"]
-                            v.add_(every * (1 - beta2) *
-                                   (g_bar * g_bar - grads[i][k] * grads[i][k]))
-                            v.clamp_(min=0)
+                        move_second_moment(o, m, grads[i], published_g[i], every)
         curve.append(task.accuracy(models[0]))
     return curve
 
@@ -102,20 +150,27 @@ def main():
     ap.add_argument("--size", type=int, default=8)
     ap.add_argument("--epochs", type=int, default=16)
     ap.add_argument("--epoch-samples", type=int, default=5000)
+    ap.add_argument("--methods", default=",".join(METHODS))
+    ap.add_argument("--passive", type=float, default=0.1,
+                    help="the probability that a replica is late for a round")
     args = ap.parse_args()
+    methods = args.methods.split(",")
+    unknown = set(methods) - set(METHODS)
+    if unknown:
+        ap.error(f"unknown methods {sorted(unknown)}; choose from {METHODS}")
     torch.set_num_threads(1)
     for name in args.tasks.split(","):
         cls = task_lib.ALL_TASKS[name]
-        curves = {m: [] for m in METHODS}
+        curves = {m: [] for m in methods}
         for seed in range(args.seeds):
             task = cls(seed)
-            for m in METHODS:
+            for m in methods:
                 curves[m].append(run(task, m, seed, args.size, args.epochs,
-                                     args.epoch_samples))
+                                     args.epoch_samples, args.passive))
         print(f"\n{name}: P={args.size}, batch {cls.batch} per replica, accuracy at each "
               f"epoch end (median over {args.seeds} seeds; targets {cls.rising_target:g} "
               f"rising, {cls.target:g} plateau)")
-        for m in METHODS:
+        for m in methods:
             med = [statistics.median(c[e] for c in curves[m]) for e in range(args.epochs)]
             to = next((e + 1 for e, a in enumerate(med) if a >= cls.target), None)
             print(f"  {m:10s} " + " ".join(f"{a:5.1f}" for a in med)
