@@ -9,6 +9,7 @@ import inspect
 import pytest
 import torch
 
+from horovod_wagma.common import averaging_policy
 from horovod_wagma.common.config import WagmaConfig
 from horovod_wagma.common.fp16_rule import fp16_result, python_cond
 from horovod_wagma.common.fusion_plan import FusionPlan
@@ -20,14 +21,32 @@ from horovod_wagma.common.wrapped_class import wrapped_class
 
 
 def knobs(**overrides):
-    return OptimizerKnobs(**overrides)
+    """Knobs as an SGD optimizer's factory resolves them (averaging "local")."""
+    k = OptimizerKnobs(**overrides)
+    return dataclasses.replace(k, averaging=averaging_policy.resolve(k.averaging, False))
 
 
 def test_knob_defaults_and_global_rounds_resolution():
-    k = knobs()
+    k = OptimizerKnobs()
     assert (k.group_size, k.sync_period, k.averaging, k.wait_avoiding, k.global_rounds,
             k.max_staleness, k.average_optimizer_state, k.drift_correction) == (
-        None, 10, "local", True, "wait_avoiding", None, "on_sync", None)
+        None, 10, None, True, "wait_avoiding", None, "on_sync", None)
+
+
+def test_the_averaging_default_follows_the_optimizer_family():
+    """api.md: the optimizers' averaging rule defaults to "fresh" for the Adam family
+    and "local" otherwise; a given rule stays; OptimizerCore refuses an unresolved one
+    (init's op default "fresh" would otherwise fill it in silently)."""
+    assert averaging_policy.resolve(None, True) == "fresh"
+    assert averaging_policy.resolve(None, False) == "local"
+    assert averaging_policy.resolve("local", True) == "local"
+    assert averaging_policy.resolve("paper", False) == "paper"
+    with pytest.raises(ValueError, match="averaging must be one of"):
+        OptimizerKnobs(averaging="newest")
+    with pytest.raises(ValueError, match="resolved"):
+        OptimizerCore(OptimizerKnobs(), _Basics(), "ps", FusionPlan(), "test.unresolved")
+    assert core(averaging="fresh").status(0, None).averaging == "fresh"
+    assert core().status(0, None).averaging == "local"
     # Group rounds that wait for everyone make global rounds blocking too.
     assert knobs(wait_avoiding=False).global_rounds == "blocking"
     assert knobs(global_rounds="blocking").global_rounds == "blocking"

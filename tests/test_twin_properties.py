@@ -316,6 +316,9 @@ def test_stream_statistics_are_the_same_in_both_frameworks(torch_launch, keras_l
 # default None: PyTorch 0.25 where it can, Keras off. "quasi_global": SGD with momentum.
 # "always": PyTorch only.
 FIRST_MOMENT = {"sgdm", "adam", "adamw", "nadam"}
+# averaging: "fresh" for the Adam family by default, "local" for the others; a given
+# rule stays.
+ADAM_FAMILY = {"adam", "adamw", "nadam"}
 
 
 def expected_acceptance(framework, kind, variant):
@@ -330,7 +333,11 @@ def expected_acceptance(framework, kind, variant):
         return 0.0 if kind == "sgdm" else "'quasi_global' needs"
     if variant == "always":
         return 0.0 if framework == "torch" else "PyTorch DistributedWagmaOptimizer only"
-    return 0.0  # on_sync.0, never
+    return 0.0  # on_sync.0, never, local
+
+
+def expected_averaging(kind, variant):
+    return "fresh" if kind in ADAM_FAMILY and variant != "local" else "local"
 
 
 @pytest.mark.ranks
@@ -338,16 +345,19 @@ def expected_acceptance(framework, kind, variant):
 @pytest.mark.slow
 def test_both_factories_accept_and_refuse_the_documented_optimizers(torch_launch,
                                                                     keras_launch):
-    """Seven optimizer types x eight knob variants per framework: the resolved
-    drift_correction alpha, or a ValueError whose text says what is needed."""
+    """Seven optimizer types x nine knob variants per framework: the resolved
+    drift_correction alpha and averaging rule, or a ValueError whose text says what is
+    needed."""
     for framework, launch in (("torch", torch_launch), ("keras", keras_launch)):
         rows = launch.results("acceptance")[0]
-        assert len(rows) == 7 * 8, sorted(rows)
+        assert len(rows) == 7 * 9, sorted(rows)
         for key, got in rows.items():
             kind, variant = key.split(".", 1)
             want = expected_acceptance(framework, kind, variant)
             if isinstance(want, float):
-                assert got == {"alpha": want}, (framework, key, got)
+                assert got == {"alpha": want,
+                               "averaging": expected_averaging(kind, variant)}, \
+                    (framework, key, got)
             else:
                 assert want in got.get("error", ""), (framework, key, got, want)
 

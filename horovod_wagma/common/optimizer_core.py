@@ -22,7 +22,12 @@ BLOCKING_GLOBAL = {"sync_period": 1, "global_rounds": "blocking"}
 class OptimizerCore:
     def __init__(self, knobs, basics, process_set, fusion_plan, stream_prefix, name=None):
         """``knobs``: OptimizerKnobs; ``basics``: the framework's WagmaBasics (init's
-        defaults fill the knobs left at None; the engine starts here)."""
+        defaults fill the knobs left at None; the engine starts here). Its averaging
+        rule is resolved for the wrapped optimizer (averaging_policy.resolve): init's
+        op default must not fill it in."""
+        if knobs.averaging is None:
+            raise ValueError("OptimizerKnobs.averaging must be resolved for the wrapped "
+                             "optimizer (averaging_policy.resolve) before OptimizerCore")
         self.knobs = knobs
         # Neither the call nor init() chose S: the optimizers' own default, resolved
         # for the ranks of each call (Horovod elastic changes them between resets).
@@ -101,4 +106,4 @@ class OptimizerCore:
         served its last step (None where the framework does not track it)."""
         return WagmaStatus(self.names.name, self.sync_period, self.config.global_rounds,
                            int(steps), None if served_round is None else int(served_round),
-                           self.stream_knobs["group_size"])
+                           self.stream_knobs["group_size"], self.config.averaging)

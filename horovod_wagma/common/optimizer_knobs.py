@@ -4,7 +4,7 @@ for both frameworks.
 Validation depends on the arguments alone (no rank, no engine state), so every rank
 raises the same error for the same call, before any stream exists; each message
 names the argument. Knobs left at None take ``init()``'s value when the optimizer
-resolves them into a stream configuration (OptimizerStreams).
+resolves them into a stream configuration (OptimizerCore).
 """
 import dataclasses
 from typing import Optional
@@ -29,12 +29,13 @@ class OptimizerKnobs:
     family in PyTorch, resolved by the factory).
 
     The optimizers' defaults differ from init()'s op defaults ("fresh", blocking):
-    "local" and wait-avoiding global rounds won the time-to-accuracy matrix (README,
-    "The defaults, and the evidence"), while the op keeps its plain semantics. So does
+    "local" (SGD) and wait-avoiding global rounds won the time-to-accuracy matrix
+    (docs/benchmarks.md, "How the optimizers' defaults were chosen"), while the op
+    keeps its plain semantics. So does
     "on_sync" state averaging, the default in both frameworks."""
     group_size: Optional[int] = None
     sync_period: int = 10
-    averaging: str = "local"
+    averaging: Optional[str] = None
     wait_avoiding: bool = True
     global_rounds: Optional[str] = None
     max_staleness: Optional[int] = None
@@ -48,7 +49,8 @@ class OptimizerKnobs:
             # global rounds anyway, so those are blocking too.
             object.__setattr__(self, "global_rounds",
                                "wait_avoiding" if self.wait_avoiding is True else "blocking")
-        WagmaConfig(**self.stream_knobs())  # ValueError naming the argument
+        # ValueError naming the argument; a rule left at None is checked once resolved.
+        WagmaConfig(**dict(self.stream_knobs(), averaging=self.averaging or "local"))
         if self.averaging == "delta":
             raise ValueError("averaging='delta' is for bookkeeping streams, not a model: "
                              "use 'local', 'fresh' or 'paper'")

@@ -26,6 +26,9 @@ class WagmaStatus:
     # reported round inside its graph (Keras).
     served_round: Optional[int]
     group_size: Optional[int] = None   # S of the model streams now (defaults resolved)
+    # The model streams' averaging rule as resolved: by default "fresh" for an
+    # Adam-family optimizer, "local" for the others (averaging_policy.py).
+    averaging: Optional[str] = None
 
     @property
     def wait_avoiding_global(self):

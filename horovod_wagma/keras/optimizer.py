@@ -23,14 +23,14 @@ import horovod.tensorflow as _hvd_tf
 import tensorflow as tf
 from horovod.tensorflow.keras import Compression
 
-from horovod_wagma.common import drift_policy
+from horovod_wagma.common import averaging_policy, drift_policy
 from horovod_wagma.common.fp16_rule import fp16_result
 from horovod_wagma.common.fusion_plan import FusionPlan
 from horovod_wagma.common.horovod_arguments import check_horovod_arguments
 from horovod_wagma.common.optimizer_core import OptimizerCore
 from horovod_wagma.common.optimizer_knobs import OptimizerKnobs
 from horovod_wagma.common.wrapped_class import wrapped_class
-from horovod_wagma.keras.drift_correction import DriftCorrection, check_moment
+from horovod_wagma.keras.drift_correction import DriftCorrection, check_moment, is_adam_family
 from horovod_wagma.keras.fusion import average_globally, dtype_buckets, pack, unpack_assign
 from horovod_wagma.keras import group_second_moment
 from horovod_wagma.keras.quasi_global_momentum import QuasiGlobalMomentum
@@ -155,7 +155,8 @@ def DistributedWagmaOptimizer(optimizer, name=None, device_dense="", device_spar
 
     WAGMA arguments (keyword-only): ``group_size``, ``sync_period``, ``averaging``,
     ``wait_avoiding``, ``global_rounds``, ``max_staleness``, with the same meaning,
-    defaults and checks as for the PyTorch optimizer (OptimizerKnobs), and
+    defaults and checks as for the PyTorch optimizer (OptimizerKnobs; ``averaging``
+    by default "fresh" for Adam, AdamW, Nadam and "local" otherwise), and
     ``average_optimizer_state``: "on_sync" (the default, as in PyTorch: the
     optimizer's state is averaged at global rounds, state_averaging.py), "never"
     (optimizer state such as momentum stays local, as in the paper) or "quasi_global" (quasi-global momentum, Lin et al.
@@ -192,7 +193,8 @@ def DistributedWagmaOptimizer(optimizer, name=None, device_dense="", device_spar
         knobs.drift_correction, lambda: check_moment(optimizer),
         knobs.average_optimizer_state, drift_policy.KERAS_DEFAULT_ALPHA))
     knobs = dataclasses.replace(knobs, second_moment=group_second_moment.resolve(
-        knobs.second_moment, optimizer))
+        knobs.second_moment, optimizer), averaging=averaging_policy.resolve(
+        knobs.averaging, is_adam_family(optimizer)))
     core = OptimizerCore(knobs, ops._basics, process_set, FusionPlan(groups, num_groups),
                          STREAM_PREFIX, name)
     OPTIMIZER_NAMES.add(core.names.name)

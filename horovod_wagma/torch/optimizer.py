@@ -24,6 +24,7 @@ import dataclasses
 import horovod.torch as _hvd
 import torch
 
+from horovod_wagma.common import averaging_policy
 from horovod_wagma.common.fp16_rule import fp16_result, python_cond
 from horovod_wagma.common.fusion_plan import FusionPlan
 from horovod_wagma.common.horovod_arguments import (check_backward_passes,
@@ -241,8 +242,10 @@ def DistributedWagmaOptimizer(optimizer, named_parameters=None,
         one, else min(P, max(8, smallest power of 2 >= sqrt P)): every rank up to 8;
         schedule.optimizer_group_size).
       sync_period: every this many steps the average is global (tau).
-      averaging: "local" (the default), "fresh" or "paper" rule for stale
-        contributions (docs/design.md §2.6; chosen by the time-to-accuracy matrix).
+      averaging: "local", "fresh" or "paper" rule for stale contributions
+        (docs/semantics.md). Default: "fresh" for Adam, AdamW, NAdam, RAdam, "local"
+        otherwise (averaging_policy.py: each won with its optimizer family under
+        imbalance); ``wagma_status().averaging`` says which.
       wait_avoiding: False makes group rounds wait for every member (ablation).
       named_buffers: e.g. ``model.named_buffers()``; floating ones are averaged at
         every global round.
@@ -293,7 +296,9 @@ def DistributedWagmaOptimizer(optimizer, named_parameters=None,
         QuasiGlobalMomentum.check(optimizer)  # before anything is set up
     knobs = dataclasses.replace(knobs, drift_correction=resolve_alpha(
         knobs.drift_correction, optimizer, knobs.average_optimizer_state),
-        second_moment=group_second_moment.resolve(knobs.second_moment, optimizer))
+        second_moment=group_second_moment.resolve(knobs.second_moment, optimizer),
+        averaging=averaging_policy.resolve(
+            knobs.averaging, group_second_moment.keeps_second_moment(optimizer)))
     core = OptimizerCore(knobs, ops._basics, process_set, FusionPlan(groups, num_groups),
                          "wagma.optimizer")
     cls = wrapped_class(optimizer, _WagmaTorchMixin)

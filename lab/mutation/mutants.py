@@ -633,3 +633,6 @@ MUTANTS += _GRACE
 # Adam's second moment from the group's mean gradient (2026-12-06): one mutant per rule.
 from detail_second_moment import MUTANTS as _SECOND_MOMENT  # noqa: E402
 MUTANTS += _SECOND_MOMENT
+# The optimizers' averaging rule follows the optimizer family (2026-12-06).
+from detail_averaging_default import MUTANTS as _AVERAGING_DEFAULT  # noqa: E402
+MUTANTS += _AVERAGING_DEFAULT

@@ -144,8 +144,8 @@ def parity():
 
 
 def acceptance():
-    """Per optimizer type and knobs: the resolved drift alpha, or the error's type and
-    text. Nothing is stepped."""
+    """Per optimizer type and knobs: the resolved drift alpha and averaging rule, or
+    the error's type and text. Nothing is stepped."""
     rows = {}
     if TORCH:
         import torch
@@ -182,11 +182,14 @@ def acceptance():
                 "never.0.5": dict(average_optimizer_state="never", drift_correction=0.5),
                 "never": dict(average_optimizer_state="never"),
                 "quasi_global": dict(average_optimizer_state="quasi_global"),
-                "always": dict(average_optimizer_state="always")}
+                "always": dict(average_optimizer_state="always"),
+                "local": dict(averaging="local")}
     for kind, make in makers.items():
         for label, kw in variants.items():
             try:
-                rows[f"{kind}.{label}"] = {"alpha": alpha_of(build(make, **kw))}
+                opt = build(make, **kw)
+                rows[f"{kind}.{label}"] = {"alpha": alpha_of(opt),
+                                           "averaging": opt.wagma_status().averaging}
             except ValueError as e:
                 rows[f"{kind}.{label}"] = {"error": str(e)}
     return rows
