@@ -323,7 +323,7 @@ ADAM_FAMILY = {"adam", "adamw", "nadam"}
 
 def expected_acceptance(framework, kind, variant):
     moment = kind in FIRST_MOMENT
-    if variant == "default":
+    if variant in ("default", "local"):   # "local": only the averaging rule given
         return 0.25 if framework == "torch" and moment else 0.0
     if variant in ("on_sync.0.5", "on_sync.1"):
         return float(variant.split(".", 1)[1]) if moment else "drift_correction needs"
@@ -333,7 +333,7 @@ def expected_acceptance(framework, kind, variant):
         return 0.0 if kind == "sgdm" else "'quasi_global' needs"
     if variant == "always":
         return 0.0 if framework == "torch" else "PyTorch DistributedWagmaOptimizer only"
-    return 0.0  # on_sync.0, never, local
+    return 0.0  # on_sync.0, never
 
 
 def expected_averaging(kind, variant):
