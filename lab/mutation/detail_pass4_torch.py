@@ -84,9 +84,9 @@ MUTANTS = [
              "identical after round 44; the straggler scenario the served rounds "
              "newest+1..newest+4 and the sync stream's rounds over them"),
     dict(id="detail4-torch-drift-none-never-resolved", file=TORCH_OPT,
-         edits=[("        knobs.drift_correction, optimizer, knobs.average_optimizer_state))",
+         edits=[("        knobs.drift_correction, optimizer, knobs.average_optimizer_state),",
                  "        knobs.drift_correction, optimizer, knobs.average_optimizer_state)\n"
-                 "        if knobs.drift_correction is not None else None)")],
+                 "        if knobs.drift_correction is not None else None,")],
          tests=[DRIFT_GROUPS],
          bug="api.md:174-177 (A52; semantics.md:158-161, S55): drift_correction=None is "
              "0.25 where the wrapped optimizer keeps a first moment and the state is "

@@ -48,8 +48,8 @@ MUTANTS = [
          bug="faults.md: 'rank 3 left without join() ...' names the round's first member "
              "(rank 0 in a global round) instead of the rank that left"),
     dict(id="fresh-hold-report-zero-means-always", file="cpp_ops/engine/engine_faults.cc",
-         edits=[("if (cfg.hold_report_s > 0 && !rs.hold_reported && waited > cfg.hold_report_s &&",
-                 "if (cfg.hold_report_s >= 0 && !rs.hold_reported && waited > cfg.hold_report_s &&")],
+         edits=[("if (cfg.hold_report_s > 0 && !rs.hold_reported && in_round > cfg.hold_report_s &&",
+                 "if (cfg.hold_report_s >= 0 && !rs.hold_reported && in_round > cfg.hold_report_s &&")],
          tests=["tests/test_faults.py::test_a_held_call_is_reported_with_what_it_waits_on",
                 "tests/test_faults.py"],
          bug="faults.md: WAGMA_HOLD_REPORT_S=0 means never; now every call that waits at "

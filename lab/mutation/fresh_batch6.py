@@ -49,8 +49,8 @@ MUTANTS = [
              "called"),
     dict(id="fresh6-loop-pause-compared-with-stall-warning",
          file="cpp_ops/engine/engine_faults.cc",
-         edits=[("if (cfg.hold_report_s > 0 && paused_s > cfg.hold_report_s) {",
-                 "if (cfg.hold_report_s > 0 && paused_s > cfg.warning_s) {")],
+         edits=[("if (cfg.hold_report_s > 0 && pause.seconds > cfg.hold_report_s) {",
+                 "if (cfg.hold_report_s > 0 && pause.seconds > cfg.warning_s) {")],
          tests=["tests/test_faults.py::test_a_held_call_is_reported_with_what_it_waits_on",
                 "tests/test_faults.py"],
          bug="faults.md: an engine loop that did not run for WAGMA_HOLD_REPORT_S says so on "

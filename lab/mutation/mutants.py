@@ -148,7 +148,7 @@ MUTANTS = [
              "never register it"),
     # --- the optimizers' step and global-round logic (Python) ---------------------------
     dict(id="optimizer-knobs-unchecked", file="horovod_wagma/common/optimizer_knobs.py",
-         edits=[("        WagmaConfig(**self.stream_knobs())  # ValueError naming the argument",
+         edits=[('        WagmaConfig(**dict(self.stream_knobs(), averaging=self.averaging or "local"))',
                  "        pass")],
          tests=[OPTIMIZER_CORE],
          bug="a DistributedWagmaOptimizer with a bad knob is built anyway"),
@@ -372,7 +372,7 @@ MUTANTS = [
          tests=["tests/test_faults.py::test_a_held_call_is_reported_with_what_it_waits_on"],
          bug="the hold report names the wrong rank as the one a round waits on"),
     dict(id="hold-report-late", file="cpp_ops/engine/engine_faults.cc",
-         edits=[("waited > cfg.hold_report_s &&", "waited > 3 * cfg.hold_report_s &&")],
+         edits=[("in_round > cfg.hold_report_s &&", "in_round > 3 * cfg.hold_report_s &&")],
          tests=["tests/test_faults.py::test_a_held_call_is_reported_with_what_it_waits_on"],
          bug="the hold report waits three times WAGMA_HOLD_REPORT_S: a held call is not "
              "reported"),
