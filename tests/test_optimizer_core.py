@@ -41,8 +41,9 @@ def test_the_averaging_default_follows_the_optimizer_family():
     assert averaging_policy.resolve(None, False) == "local"
     assert averaging_policy.resolve("local", True) == "local"
     assert averaging_policy.resolve("paper", False) == "paper"
-    with pytest.raises(ValueError, match="averaging must be one of"):
-        OptimizerKnobs(averaging="newest")
+    for bad in ("newest", ""):
+        with pytest.raises(ValueError, match="averaging must be one of"):
+            OptimizerKnobs(averaging=bad)
     with pytest.raises(ValueError, match="resolved"):
         OptimizerCore(OptimizerKnobs(), _Basics(), "ps", FusionPlan(), "test.unresolved")
     assert core(averaging="fresh").status(0, None).averaging == "fresh"

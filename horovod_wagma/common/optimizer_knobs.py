@@ -9,6 +9,7 @@ resolves them into a stream configuration (OptimizerCore).
 import dataclasses
 from typing import Optional
 
+from horovod_wagma.common import averaging_policy
 from horovod_wagma.common.second_moment_policy import MODES
 from horovod_wagma.common.config import (KNOBS, STATE_AVERAGING, WagmaConfig,
                                          validate_state_averaging)
@@ -49,8 +50,10 @@ class OptimizerKnobs:
             # global rounds anyway, so those are blocking too.
             object.__setattr__(self, "global_rounds",
                                "wait_avoiding" if self.wait_avoiding is True else "blocking")
-        # ValueError naming the argument; a rule left at None is checked once resolved.
-        WagmaConfig(**dict(self.stream_knobs(), averaging=self.averaging or "local"))
+        # ValueError naming the argument. A rule left at None is the factory's to
+        # resolve; the others are checked here (an empty string too).
+        WagmaConfig(**dict(self.stream_knobs(), averaging=averaging_policy.OTHER_DEFAULT
+                           if self.averaging is None else self.averaging))
         if self.averaging == "delta":
             raise ValueError("averaging='delta' is for bookkeeping streams, not a model: "
                              "use 'local', 'fresh' or 'paper'")

@@ -148,7 +148,8 @@ MUTANTS = [
              "never register it"),
     # --- the optimizers' step and global-round logic (Python) ---------------------------
     dict(id="optimizer-knobs-unchecked", file="horovod_wagma/common/optimizer_knobs.py",
-         edits=[('        WagmaConfig(**dict(self.stream_knobs(), averaging=self.averaging or "local"))',
+         edits=[("        WagmaConfig(**dict(self.stream_knobs(), averaging=averaging_policy.OTHER_DEFAULT\n"
+                 "                           if self.averaging is None else self.averaging))",
                  "        pass")],
          tests=[OPTIMIZER_CORE],
          bug="a DistributedWagmaOptimizer with a bad knob is built anyway"),
