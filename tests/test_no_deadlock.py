@@ -21,7 +21,10 @@ from conftest import run_mpi, run_scenarios
 pytestmark = [pytest.mark.ranks, pytest.mark.slow]
 
 SCENARIOS = ["allreduce:1", "allreduce:7", "allreduce:25", "allreduce:60",
-             "checkpoint:20", "sync:30", "late:20", "join:10", "wjoin:10"]
+             "checkpoint:20", "sync:30", "late:20", "join:10", "wjoin:10",
+             # Adam's defaults differ (averaging "fresh"; its gradient rides the
+             # model's round for the group's second moment): the same script shapes.
+             "adam+allreduce:7", "adam+sync:30", "adam+wjoin:10"]
 STEPS = 120
 HELD = "held@allreduce:25"  # the old cycle; runs in the 4-rank random launch
 AHEAD = "ahead@allreduce:60"  # the reverse: one rank runs on alone; the same launch
@@ -87,12 +90,16 @@ def test_horovod_collectives_mid_run_finish(midrun, np_, pattern):
             expected = steps + (rank * 10 if "join" in name else 0)
             assert sc["steps"] == expected, (name, rank)
             assert sc["collectives"] > 0, (name, rank)
+            # Each optimizer ran with its family's default rule, and stayed finite.
+            rule = "fresh" if name.rpartition("@")[2].startswith("adam+") else "local"
+            assert sc["averaging"] == rule, (name, rank, sc["averaging"])
+            assert sc["finite"], (name, rank)
     # Horovod's join and WAGMA's: every rank gets the same answer, the rank that called
     # join last. Not always the one with the most steps: under random imbalance on 8
     # ranks rank 6 once joined after rank 7 (CI, stop 30). Calls closer than 50 ms are
     # a tie (Horovod's coordinator sees arrivals per 5 ms cycle, and clocks are read
     # before the call).
-    for name in ("join:10", "wjoin:10"):
+    for name in ("join:10", "wjoin:10", "adam+wjoin:10"):
         lasts = {sc["last_joined"] for sc in scenarios[name].values()}
         assert len(lasts) == 1, (name, lasts)
         joined_at = {rank: sc["joined_at"] for rank, sc in scenarios[name].items()}
@@ -145,20 +152,26 @@ def test_a_held_back_rank_is_not_waited_for(midrun):
 
 
 # On 3 ranks: the TensorFlow resident launch make test starts anyway (test_keras).
-KERAS_MIDRUN = resident.item("keras_callbacks_midrun.py", 3, "random", "persistent",
+KERAS_PATTERNS = ("random", "persistent", "random+adam")
+KERAS_MIDRUN = resident.item("keras_callbacks_midrun.py", 3, *KERAS_PATTERNS,
                              framework="tensorflow", timeout=420)
 
 
 @pytest.mark.tf
 def test_keras_fit_with_horovod_callbacks_over_many_epochs(transport):
     """Keras model.fit in graph mode, defaults, 10 epochs under random and persistent
-    imbalance, with the broadcast, metric average and warmup callbacks, a Horovod
-    allreduce at each epoch end, validation every epoch and a rank-0 checkpoint."""
+    imbalance (and Adam under random), with the broadcast, metric average and warmup
+    callbacks, a Horovod allreduce at each epoch end, validation every epoch and a
+    rank-0 checkpoint."""
     run = KERAS_MIDRUN.run()
     checkpoints = pathlib.Path(run.results_dir)
-    for i, pattern in enumerate(("random", "persistent")):
+    for i, pattern in enumerate(KERAS_PATTERNS):
         runs = {rank: res["results"][i] for rank, res in run.results.items()}
         for rank, r in runs.items():
+            # Each optimizer with its family's default rule (Adam: "fresh").
+            assert r["averaging"] == ("fresh" if pattern.endswith("+adam") else "local"), \
+                (pattern, rank, r["averaging"])
+            assert r["finite"], (pattern, rank)
             st = r["stream"]
             assert st["contribution_age_max"] <= r["sync_period"], (pattern, rank, st)
             assert st["errors"] == 0

@@ -1,5 +1,6 @@
-"""Training loops in Horovod's usual shape, with the optimizer's defaults (averaging
-"local", wait-avoiding global rounds), that also call Horovod collectives mid-run,
+"""Training loops in Horovod's usual shape, with the optimizer's defaults (for SGD:
+averaging "local"; for Adam: "fresh" and the group's second moment; wait-avoiding
+global rounds), that also call Horovod collectives mid-run,
 under stragglers. Each scenario must run to its end (the test's mpirun timeout
 catches a hang); each rank reports the model stream's stats.
 
@@ -16,6 +17,9 @@ Usage: collectives_midrun.py PATTERN STEPS SCENARIO [SCENARIO ...]
                         sleepers' engines: they serve more rounds than a joined rank
                         remembers, and their apps must skip them all on waking.
             A scenario written PATTERN@SCENARIO runs under that pattern instead.
+  OPTIMIZER A scenario written adam+SCENARIO wraps torch.optim.Adam instead of SGD
+            with momentum: the Adam family's defaults (averaging "fresh", the
+            group's second moment, whose own stream runs beside the model's).
   SCENARIO  allreduce:K     hvd.allreduce of a metric every K steps;
             checkpoint:K    every K steps ("epoch end"): hvd.barrier(), then
                             hvd.broadcast_object of a state dict from rank 0;
@@ -76,12 +80,15 @@ def step_sleep(pattern, step, rng):
 
 def run(index, scenario):
     own_pattern, _, spec = scenario.rpartition("@")
+    optimizer, _, spec = spec.rpartition("+")
     kind, arg = spec.split(":")
     k = int(arg)
     torch.manual_seed(index)
     model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 4))
+    inner = (torch.optim.Adam(model.parameters(), lr=0.005) if optimizer == "adam" else
+             torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9))
     opt = DistributedWagmaOptimizer(
-        torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9),
+        inner,
         named_parameters=model.named_parameters(), sync_period=TAU,
         **({"group_size": size} if own_pattern == "ahead" else {}))
     hvd_plain.broadcast_parameters(model.state_dict(), root_rank=0)
@@ -134,9 +141,12 @@ def run(index, scenario):
         collectives += 1
     else:
         last = None
-    stats = hvd.stats(opt.wagma_status().stream())
+    status = opt.wagma_status()
+    stats = hvd.stats(status.stream())
     print(f"rank {rank}: {scenario} done ({my_steps} steps)", flush=True)
     return dict(scenario=scenario, steps=my_steps, collectives=collectives,
+                averaging=status.averaging,
+                finite=all(bool(torch.isfinite(p).all()) for p in model.parameters()),
                 collective_s=collective_s, step_wait_s=step_wait_s, last_joined=last,
                 joined_at=joined_at,
                 stream=stats, early_activations=engine_lib.stats()["early_activations"])

@@ -7,7 +7,9 @@ Each rank also reports its own epoch loss and validation loss, read before the a
 Usage: keras_callbacks_midrun.py PATTERN [PATTERN ...]; rank 0's checkpoints go to the
 run's results directory (WAGMA_TEST_RESULTS).
   PATTERN: random (two ranks per batch, from a shared seed, sleep 20 ms more) or
-           persistent (the last rank's batches take 3x as long, plus 4 ms).
+           persistent (the last rank's batches take 3x as long, plus 4 ms);
+           PATTERN+adam wraps Keras's Adam instead of SGD with momentum (the Adam
+           family's defaults: averaging "fresh", the group's second moment).
 """
 import os
 import random
@@ -69,14 +71,17 @@ class OwnMetrics(tf.keras.callbacks.Callback):
         self.val_loss.append(float(logs["val_loss"]))
 
 
-def run(index, pattern):
+def run(index, pattern_arg):
+    pattern, _, optimizer = pattern_arg.partition("+")
     rng = np.random.default_rng(rank + 10 * index)
     x = rng.standard_normal((SAMPLES, 16)).astype("float32")
     y = (x[:, :4].sum(1) > 0).astype("int64")
     model = tf.keras.Sequential([tf.keras.layers.Input((16,)),
                                  tf.keras.layers.Dense(32, activation="relu"),
                                  tf.keras.layers.Dense(2)])
-    opt = hvd.DistributedWagmaOptimizer(tf.keras.optimizers.SGD(0.05, momentum=0.9))
+    inner = (tf.keras.optimizers.Adam(0.05) if optimizer == "adam" else
+             tf.keras.optimizers.SGD(0.05, momentum=0.9))
+    opt = hvd.DistributedWagmaOptimizer(inner)
     model.compile(opt, loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
                   metrics=["accuracy"])
     allreduce_cb, own = HorovodMetricAllreduce(f"run{index}"), OwnMetrics()
@@ -90,13 +95,15 @@ def run(index, pattern):
             save_weights_only=True))
     history = model.fit(x, y, batch_size=BATCH, epochs=EPOCHS, verbose=0,
                         validation_data=(x[:64], y[:64]), callbacks=callbacks)
-    stats = hvd.stats(opt.wagma_status().stream())
-    print(f"rank {rank}: {pattern} done", flush=True)
+    status = opt.wagma_status()
+    stats = hvd.stats(status.stream())
+    print(f"rank {rank}: {pattern_arg} done", flush=True)
     h = {k: [float(v) for v in vs] for k, vs in history.history.items()}
-    return dict(pattern=pattern, loss=h["loss"], val_loss=h["val_loss"], lr=h["lr"],
+    return dict(pattern=pattern_arg, averaging=status.averaging,
+                finite=all(bool(np.isfinite(w).all()) for w in model.get_weights()), loss=h["loss"], val_loss=h["val_loss"], lr=h["lr"],
                 own_loss=own.loss, own_val_loss=own.val_loss,
                 allreduced=allreduce_cb.values, stream=stats,
-                sync_period=opt.wagma_status().sync_period)
+                sync_period=status.sync_period)
 
 
 emit(rank, results=[run(i, p) for i, p in enumerate(patterns)])
