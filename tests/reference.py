@@ -88,9 +88,11 @@ def left_out_trajectory(x0, phases, sync_period, rounds, away, collects, deltas,
     local m + (x - c), paper (s + x) / (g + 1); left out: fresh and paper
     (s + x) / (g + 1) (x joins as one more member), local m + (x - c). 'delta': x +
     (m - c) included, x left out, plus m - c of every round its app skipped in which
-    its value counted."""
+    its value counted. 'follow': as 'fresh', but after each round its engine served
+    (not a collect) c becomes that round's m, its group's mean of the counted values;
+    x stays the app's last output + the delta."""
     x = np.array(x0, dtype=np.float64)
-    published, last_app = None, 0
+    published, app_value, last_app = None, None, 0
     skipped_delta = 0.0
     collect_delta = dict(zip(collects, deltas))
     out = []
@@ -102,6 +104,7 @@ def left_out_trajectory(x0, phases, sync_period, rounds, away, collects, deltas,
             groups = ([list(range(len(x)))] if is_global(r, sync_period)
                       else phases[phase_of(r, sync_period, len(phases))])
             included = r - last_app <= max_staleness
+            served_mean = None
             for members in groups:
                 counted = [i for i in members if i != away or included]
                 values = [published if i == away else x[i] for i in counted]
@@ -114,19 +117,23 @@ def left_out_trajectory(x0, phases, sync_period, rounds, away, collects, deltas,
                     y[i] = (s + x[i]) / (g + 1) if paper else m
                 if away in members and r not in collect_delta and included:
                     skipped_delta = skipped_delta + (m - published)
+                if away in members:
+                    served_mean = m
                 if away in members and r in collect_delta:
-                    xa, c = published + collect_delta[r], published
+                    xa, c = app_value + collect_delta[r], published
                     if averaging == "delta":
                         y[away] = xa + (m - c if included else 0.0) + skipped_delta
                         skipped_delta = 0.0
                     elif averaging == "local":
                         y[away] = m + (xa - c)
-                    elif averaging == "fresh" and included:
+                    elif averaging in ("fresh", "follow") and included:
                         y[away] = m + (xa - c) / g
                     else:
                         y[away] = (s + xa) / (g + 1)
         if r == 0 or r in collect_delta:
-            published, last_app = y[away].copy(), r
+            published, app_value, last_app = y[away].copy(), y[away].copy(), r
+        elif averaging == "follow":
+            published = served_mean.copy()
         x = np.where(np.isnan(y), x, y)
         out.append(y)
     return out

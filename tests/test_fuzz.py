@@ -187,14 +187,14 @@ ALL_KNOBS = ("group_size", "sync_period", "averaging", "wait_avoiding", "global_
 
 def _bad_knobs(knobs):
     """The knobs api.md refuses, each alone: group_size an int >= 2 or None, sync_period
-    1 to 4096, averaging fresh/paper/local/delta, wait_avoiding a bool, global_rounds
+    1 to 4096, averaging fresh/paper/local/delta/follow, wait_avoiding a bool, global_rounds
     "blocking" or "wait_avoiding", max_staleness 0 to 4096 or None."""
     def is_int(v):
         return isinstance(v, int) and not isinstance(v, bool)
     ok = {"group_size": _valid("group_size", knobs["group_size"]),
           "sync_period": _valid("sync_period", knobs["sync_period"]),
           "averaging": isinstance(knobs["averaging"], str) and knobs["averaging"] in (
-              "fresh", "paper", "local", "delta"),
+              "fresh", "paper", "local", "delta", "follow"),
           "wait_avoiding": _valid("wait_avoiding", knobs["wait_avoiding"]),
           "global_rounds": isinstance(knobs["global_rounds"], str) and knobs[
               "global_rounds"] in ("blocking", "wait_avoiding"),

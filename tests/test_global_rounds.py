@@ -24,7 +24,7 @@ def scenario(k, mode, max_staleness=TAU, rounds=ROUNDS, step_s=STEP_S, tau=TAU):
     return f"{k},{mode},{max_staleness},{rounds},{tau},{S},{step_s}"
 
 
-RULES = ["fresh", "paper", "local", "delta"]
+RULES = ["fresh", "paper", "local", "delta", "follow"]
 # One launch per (framework, rank count) runs its scenarios back to back.
 TORCH_ON_P = [scenario(2, "blocking"), scenario(2, "wait_avoiding"),
               scenario(4, "blocking"), scenario(4, "wait_avoiding"),

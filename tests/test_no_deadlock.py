@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.ranks, pytest.mark.slow]
 
 SCENARIOS = ["allreduce:1", "allreduce:7", "allreduce:25", "allreduce:60",
              "checkpoint:20", "sync:30", "late:20", "join:10", "wjoin:10",
-             # Adam's defaults differ (averaging "fresh"; its gradient rides the
+             # Adam's defaults differ (averaging "follow"; its gradient rides the
              # model's round for the group's second moment): the same script shapes.
              "adam+allreduce:7", "adam+sync:30", "adam+wjoin:10"]
 STEPS = 120
@@ -91,7 +91,7 @@ def test_horovod_collectives_mid_run_finish(midrun, np_, pattern):
             assert sc["steps"] == expected, (name, rank)
             assert sc["collectives"] > 0, (name, rank)
             # Each optimizer ran with its family's default rule, and stayed finite.
-            rule = "fresh" if name.rpartition("@")[2].startswith("adam+") else "local"
+            rule = "follow" if name.rpartition("@")[2].startswith("adam+") else "local"
             assert sc["averaging"] == rule, (name, rank, sc["averaging"])
             assert sc["finite"], (name, rank)
     # Horovod's join and WAGMA's: every rank gets the same answer, the rank that called
@@ -169,7 +169,7 @@ def test_keras_fit_with_horovod_callbacks_over_many_epochs(transport):
         runs = {rank: res["results"][i] for rank, res in run.results.items()}
         for rank, r in runs.items():
             # Each optimizer with its family's default rule (Adam: "fresh").
-            assert r["averaging"] == ("fresh" if pattern.endswith("+adam") else "local"), \
+            assert r["averaging"] == ("follow" if pattern.endswith("+adam") else "local"), \
                 (pattern, rank, r["averaging"])
             assert r["finite"], (pattern, rank)
             st = r["stream"]

@@ -34,10 +34,11 @@ def test_knob_defaults_and_global_rounds_resolution():
 
 
 def test_the_averaging_default_follows_the_optimizer_family():
-    """api.md: the optimizers' averaging rule defaults to "fresh" for the Adam family
+    """api.md: the optimizers' averaging rule defaults to "follow" for the Adam family
     and "local" otherwise; a given rule stays; OptimizerCore refuses an unresolved one
     (init's op default "fresh" would otherwise fill it in silently)."""
-    assert averaging_policy.resolve(None, True) == "fresh"
+    assert averaging_policy.resolve(None, True) == "follow"
+    assert averaging_policy.resolve("fresh", True) == "fresh"
     assert averaging_policy.resolve(None, False) == "local"
     assert averaging_policy.resolve("local", True) == "local"
     assert averaging_policy.resolve("paper", False) == "paper"
@@ -47,6 +48,7 @@ def test_the_averaging_default_follows_the_optimizer_family():
     with pytest.raises(ValueError, match="resolved"):
         OptimizerCore(OptimizerKnobs(), _Basics(), "ps", FusionPlan(), "test.unresolved")
     assert core(averaging="fresh").status(0, None).averaging == "fresh"
+    assert core(averaging="follow").status(0, None).averaging == "follow"
     assert core().status(0, None).averaging == "local"
     # Group rounds that wait for everyone make global rounds blocking too.
     assert knobs(wait_avoiding=False).global_rounds == "blocking"

@@ -316,7 +316,7 @@ def test_stream_statistics_are_the_same_in_both_frameworks(torch_launch, keras_l
 # default None: PyTorch 0.25 where it can, Keras off. "quasi_global": SGD with momentum.
 # "always": PyTorch only.
 FIRST_MOMENT = {"sgdm", "adam", "adamw", "nadam"}
-# averaging: "fresh" for the Adam family by default, "local" for the others; a given
+# averaging: "follow" for the Adam family by default, "local" for the others; a given
 # rule stays.
 ADAM_FAMILY = {"adam", "adamw", "nadam"}
 
@@ -337,7 +337,7 @@ def expected_acceptance(framework, kind, variant):
 
 
 def expected_averaging(kind, variant):
-    return "fresh" if kind in ADAM_FAMILY and variant != "local" else "local"
+    return "follow" if kind in ADAM_FAMILY and variant != "local" else "local"
 
 
 @pytest.mark.ranks

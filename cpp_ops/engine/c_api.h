@@ -55,7 +55,7 @@ int wagma_schedule(int num_ranks, int group_size, int* out, int cap, char* err, 
 typedef struct wagma_stream_config {
   int group_size;     // S >= 2
   int sync_period;    // tau
-  int averaging;      // 0 fresh, 1 paper, 2 local
+  int averaging;      // 0 fresh, 1 paper, 2 local, 3 delta, 4 follow
   int wait_avoiding;  // group rounds: 1 wait-avoiding, 0 wait for every member
   int global_rounds;  // 0 blocking, 1 wait-avoiding
   int max_staleness;  // rounds; wait-avoiding global rounds only (ignored otherwise)

@@ -413,6 +413,11 @@ bool Engine::ProgressRounds() {
       // Completion on the inspector means every member contributed.
       if (rs.members[0] == rank_) stalls_->inspector().Forget(s.id, round);
       if (rs.passive) CountPassiveContribution(s, rs);
+      if (PublishServedResult(s.spec.config.averaging, rs.passive, rs.final_model,
+                              !rs.error.empty() || rs.mean.empty()))
+        // At the input's version: if the app takes this round after all, its own
+        // output (one version newer) replaces the group's mean.
+        Publish(s, rs.mean.data(), InputVersion(round), /*copy=*/true);
       switch (FateOfCompletedRound(rs.call.has_value(), joins_.self_joined(), round,
                                    s.next_app_round, wa_global, !rs.error.empty())) {
         case CompletedRoundFate::kFinishApp:

@@ -143,7 +143,14 @@ Averaging RuleForRound(Averaging configured, int results_since_join) {
   // all steps since, so fast ranks' models ran off (tests/workers/drift_consensus.py).
   // 'fresh' is a convex combination of x and the others' values and cannot run off.
   if (configured == Averaging::kLocal && results_since_join > 1) return Averaging::kFresh;
+  // 'follow' differs from 'fresh' in what its passive joins contribute, not in outputs.
+  if (configured == Averaging::kFollow) return Averaging::kFresh;
   return configured;
+}
+
+bool PublishServedResult(Averaging configured, bool passive, bool final_model, bool failed) {
+  // A rank that joined (or is leaving) serves its final model: join()'s promise.
+  return configured == Averaging::kFollow && passive && !final_model && !failed;
 }
 
 OutputFormula ChooseOutput(const OutputFacts& f) {

@@ -154,6 +154,12 @@ int64_t ForgetDroppedBelow(int64_t next_app_round, int64_t newest_dropped, bool 
 // passive round whose value predates more than one result the app applied since.
 Averaging RuleForRound(Averaging configured, int results_since_join);
 
+// Whether a completed round's result becomes this rank's published value although its
+// app did not enter the round: 'follow' only, for passive rounds that did not fail,
+// and never for a rank serving its final model (joined or leaving). The next passive
+// join then contributes the consensus the group reached, not the app's old value.
+bool PublishServedResult(Averaging configured, bool passive, bool final_model, bool failed);
+
 enum class OutputFormula {
   kMeanAlreadyInOutput,  // the reduction wrote m into the app's output
   kMean,                 // y = m (the exact mean, or c == x)

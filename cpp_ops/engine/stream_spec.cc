@@ -29,6 +29,7 @@ const char* AveragingName(Averaging a) {
     case Averaging::kPaper: return "paper";
     case Averaging::kLocal: return "local";
     case Averaging::kDelta: return "delta";
+    case Averaging::kFollow: return "follow";
   }
   return "unknown";
 }
@@ -156,8 +157,9 @@ std::string ValidateConfig(const StreamConfig& c) {
     s << "sync_period must be an integer in [1, " << kMaxSyncPeriod << "], got "
       << c.sync_period;
   } else if (c.averaging != Averaging::kFresh && c.averaging != Averaging::kPaper &&
-             c.averaging != Averaging::kLocal && c.averaging != Averaging::kDelta) {
-    s << "averaging must be 'fresh', 'paper', 'local' or 'delta', got code "
+             c.averaging != Averaging::kLocal && c.averaging != Averaging::kDelta &&
+             c.averaging != Averaging::kFollow) {
+    s << "averaging must be 'fresh', 'paper', 'local', 'delta' or 'follow', got code "
       << static_cast<int>(c.averaging);
   } else if (c.global_rounds != GlobalRounds::kBlocking &&
              c.global_rounds != GlobalRounds::kWaitAvoiding) {

@@ -10,7 +10,9 @@ from typing import Optional
 # round's mean minus this rank's counted contribution (the input itself when its value
 # was left out), so over a round's members the moves sum to exactly zero (drift
 # correction's stream, common/drift_policy.py).
-AVERAGING_RULES = {"fresh": 0, "paper": 1, "local": 2, "delta": 3}
+# "follow" is "fresh" whose late member's engine contributes the newest result it
+# served (the group's consensus) instead of its application's last value.
+AVERAGING_RULES = {"fresh": 0, "paper": 1, "local": 2, "delta": 3, "follow": 4}
 # global_rounds=: "blocking" (the paper: every rank enters every global round) or
 # "wait_avoiding" (global rounds activate and join like group rounds; docs/design.md §2.8).
 GLOBAL_ROUNDS = {"blocking": 0, "wait_avoiding": 1}

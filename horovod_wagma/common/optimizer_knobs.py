@@ -56,7 +56,7 @@ class OptimizerKnobs:
                            if self.averaging is None else self.averaging))
         if self.averaging == "delta":
             raise ValueError("averaging='delta' is for bookkeeping streams, not a model: "
-                             "use 'local', 'fresh' or 'paper'")
+                             "use 'local', 'fresh', 'follow' or 'paper'")
         validate_state_averaging(self.average_optimizer_state)
         if self.drift_correction is not None and not 0.0 <= self.drift_correction <= 1.0:
             raise ValueError(f"drift_correction must be in [0, 1], got "

@@ -242,8 +242,8 @@ def DistributedWagmaOptimizer(optimizer, named_parameters=None,
         one, else min(P, max(8, smallest power of 2 >= sqrt P)): every rank up to 8;
         schedule.optimizer_group_size).
       sync_period: every this many steps the average is global (tau).
-      averaging: "local", "fresh" or "paper" rule for stale contributions
-        (docs/semantics.md). Default: "fresh" for Adam, AdamW, NAdam, RAdam, "local"
+      averaging: "local", "fresh", "follow" or "paper" rule for stale contributions
+        (docs/semantics.md). Default: "follow" for Adam, AdamW, NAdam, RAdam, "local"
         otherwise (averaging_policy.py: each won with its optimizer family under
         imbalance); ``wagma_status().averaging`` says which.
       wait_avoiding: False makes group rounds wait for every member (ablation).

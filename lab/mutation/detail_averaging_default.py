@@ -1,5 +1,5 @@
 """The optimizers' averaging rule follows the optimizer family (averaging_policy.py;
-docs/api.md, docs/semantics.md), 2026-12-06: "fresh" for the Adam family, "local"
+docs/api.md, docs/semantics.md): "follow" for the Adam family (2026-12-07; "fresh" before), "local"
 otherwise, in both factories. Run with `check.py --catalogue detail_averaging_default`."""
 
 CORE = "tests/test_optimizer_core.py::test_the_averaging_default_follows_the_optimizer_family"
@@ -9,7 +9,7 @@ POLICY = "horovod_wagma/common/averaging_policy.py"
 
 MUTANTS = [
     dict(id="averaging-default-local-for-adam", file=POLICY,
-         edits=[('ADAM_FAMILY_DEFAULT = "fresh"', 'ADAM_FAMILY_DEFAULT = "local"')],
+         edits=[('ADAM_FAMILY_DEFAULT = "follow"', 'ADAM_FAMILY_DEFAULT = "local"')],
          tests=[CORE],
          bug="Adam keeps the 'local' rule by default: 2.17x LB-BSP's time on mlp_adam "
              "with one rank 2x slower, against 1.17x"),

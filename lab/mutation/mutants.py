@@ -637,3 +637,6 @@ MUTANTS += _SECOND_MOMENT
 # The optimizers' averaging rule follows the optimizer family (2026-12-06).
 from detail_averaging_default import MUTANTS as _AVERAGING_DEFAULT  # noqa: E402
 MUTANTS += _AVERAGING_DEFAULT
+# The "follow" rule, the Adam family's default since 2026-12-07.
+from detail_follow import MUTANTS as _FOLLOW  # noqa: E402
+MUTANTS += _FOLLOW

@@ -1,5 +1,5 @@
 """Training loops in Horovod's usual shape, with the optimizer's defaults (for SGD:
-averaging "local"; for Adam: "fresh" and the group's second moment; wait-avoiding
+averaging "local"; for Adam: "follow" and the group's second moment; wait-avoiding
 global rounds), that also call Horovod collectives mid-run,
 under stragglers. Each scenario must run to its end (the test's mpirun timeout
 catches a hang); each rank reports the model stream's stats.
@@ -18,7 +18,7 @@ Usage: collectives_midrun.py PATTERN STEPS SCENARIO [SCENARIO ...]
                         remembers, and their apps must skip them all on waking.
             A scenario written PATTERN@SCENARIO runs under that pattern instead.
   OPTIMIZER A scenario written adam+SCENARIO wraps torch.optim.Adam instead of SGD
-            with momentum: the Adam family's defaults (averaging "fresh", the
+            with momentum: the Adam family's defaults (averaging "follow", the
             group's second moment, whose own stream runs beside the model's).
   SCENARIO  allreduce:K     hvd.allreduce of a metric every K steps;
             checkpoint:K    every K steps ("epoch end"): hvd.barrier(), then

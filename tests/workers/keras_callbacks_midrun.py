@@ -9,7 +9,7 @@ run's results directory (WAGMA_TEST_RESULTS).
   PATTERN: random (two ranks per batch, from a shared seed, sleep 20 ms more) or
            persistent (the last rank's batches take 3x as long, plus 4 ms);
            PATTERN+adam wraps Keras's Adam instead of SGD with momentum (the Adam
-           family's defaults: averaging "fresh", the group's second moment).
+           family's defaults: averaging "follow", the group's second moment).
 """
 import os
 import random

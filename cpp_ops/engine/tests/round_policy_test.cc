@@ -385,6 +385,23 @@ void TestLocalTakesFreshPastOneResult() {
   // Other rules are as configured.
   CHECK(wagma::RuleForRound(Averaging::kFresh, 7) == Averaging::kFresh);
   CHECK(wagma::RuleForRound(Averaging::kPaper, 7) == Averaging::kPaper);
+  // 'follow' takes 'fresh''s output; what differs is its passive joins' value.
+  CHECK(wagma::RuleForRound(Averaging::kFollow, 0) == Averaging::kFresh);
+  CHECK(wagma::RuleForRound(Averaging::kFollow, 3) == Averaging::kFresh);
+}
+
+void TestFollowPublishesServedResults() {
+  // A passive round's result becomes the published value under 'follow' only...
+  CHECK(wagma::PublishServedResult(Averaging::kFollow, true, false, false));
+  CHECK(!wagma::PublishServedResult(Averaging::kFresh, true, false, false));
+  CHECK(!wagma::PublishServedResult(Averaging::kLocal, true, false, false));
+  CHECK(!wagma::PublishServedResult(Averaging::kDelta, true, false, false));
+  CHECK(!wagma::PublishServedResult(Averaging::kPaper, true, false, false));
+  // ...not a round the app entered (its output is published when the app takes it),
+  // not a rank serving its final model, not a failed round.
+  CHECK(!wagma::PublishServedResult(Averaging::kFollow, false, false, false));
+  CHECK(!wagma::PublishServedResult(Averaging::kFollow, true, true, false));
+  CHECK(!wagma::PublishServedResult(Averaging::kFollow, true, false, true));
 }
 
 void TestOutputFormula() {
@@ -464,6 +481,7 @@ int main() {
   TestJoinOnHoldQuery();
   TestPublishedVersions();
   TestLocalTakesFreshPastOneResult();
+  TestFollowPublishesServedResults();
   TestOutputFormula();
   TestReduceIntoOutput();
   return Report("round_policy_test");

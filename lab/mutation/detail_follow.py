@@ -1,0 +1,44 @@
+"""The "follow" averaging rule (docs/semantics.md "Averaging rules", docs/design.md 2.6),
+2026-12-07: "fresh"'s output, and a passive round's result becomes the rank's published
+value (not for a rank serving its final model, nor for a failed round). Run with
+`check.py --catalogue detail_follow`."""
+
+LEFT_OUT = ("tests/test_global_rounds.py::"
+            "test_a_left_out_member_and_the_others_get_exact_values[follow-1-8]")
+POLICY = "cpp_ops/engine/round_policy.cc"
+
+MUTANTS = [
+    dict(id="follow-publishes-nothing", file=POLICY,
+         edits=[("  return configured == Averaging::kFollow && passive",
+                 "  return false && configured == Averaging::kFollow && passive")],
+         tests=[LEFT_OUT],
+         bug="'follow' is 'fresh': a late rank's engine contributes its app's old model "
+             "round after round (mlp_adam, random stragglers: 0.89x local SGD's time "
+             "against 0.65x)"),
+    dict(id="follow-publishes-the-final-model-over", file=POLICY,
+         edits=[("passive && !final_model && !failed;", "passive && !failed;")],
+         tests=[LEFT_OUT],
+         bug="a joined rank under 'follow' serves the group's last mean instead of its "
+             "final model (join()'s promise)"),
+    dict(id="follow-output-not-fresh", file=POLICY,
+         edits=[("  if (configured == Averaging::kFollow) return Averaging::kFresh;\n", "")],
+         tests=[LEFT_OUT],
+         bug="a left-out 'follow' member takes m + (x - c)/g over a sum without c, "
+             "instead of (s + x)/(g + 1)"),
+    dict(id="follow-engine-never-publishes", file="cpp_ops/engine/engine.cc",
+         edits=[("        Publish(s, rs.mean.data(), InputVersion(round), /*copy=*/true);\n",
+                 "        (void)0;\n")],
+         tests=[LEFT_OUT],
+         bug="the engine never publishes a served result: 'follow' is 'fresh'"),
+    dict(id="follow-served-mean-hides-the-apps-result", file="cpp_ops/engine/engine.cc",
+         edits=[("Publish(s, rs.mean.data(), InputVersion(round), /*copy=*/true);",
+                 "Publish(s, rs.mean.data(), OutputVersion(round), /*copy=*/true);")],
+         tests=[LEFT_OUT],
+         bug="a round the app takes after its engine served it publishes the group's mean "
+             "and the app's own result is never published: its next passive join "
+             "contributes the mean, losing its step"),
+    dict(id="follow-code-is-fresh", file="horovod_wagma/common/config.py",
+         edits=[('"delta": 3, "follow": 4}', '"delta": 3, "follow": 0}')],
+         tests=[LEFT_OUT],
+         bug="Python sends 'follow' as 'fresh''s code"),
+]
