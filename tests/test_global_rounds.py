@@ -25,12 +25,17 @@ def scenario(k, mode, max_staleness=TAU, rounds=ROUNDS, step_s=STEP_S, tau=TAU):
 
 
 RULES = ["fresh", "paper", "local", "delta", "follow"]
+# max_staleness at which LEFT_OUT's away rank is never left out: its engine's value
+# counts in every round, which is where "follow" (the last served mean) and "fresh"
+# (the app's last value) differ.
+KEPT = 5
 # One launch per (framework, rank count) runs its scenarios back to back.
 TORCH_ON_P = [scenario(2, "blocking"), scenario(2, "wait_avoiding"),
               scenario(4, "blocking"), scenario(4, "wait_avoiding"),
               scenario(4, "wait_avoiding", max_staleness=1)] + [
                   f"left_out,{rule}" for rule in RULES] + ["left_out,local,0", "delta_moves",
-                                                           "local_base"]
+                                                           "local_base"] + [
+                  f"left_out,{rule},{KEPT}" for rule in ("fresh", "follow")]
 TF_ON_P = [scenario(4, "blocking"), scenario(4, "wait_avoiding")]
 THOUSANDS = scenario(3, "wait_avoiding", max_staleness=8, rounds=3000, step_s=0.001, tau=10)
 
@@ -215,7 +220,8 @@ def test_equal_steps_with_a_slow_rank_then_sync_does_not_hang():
                          # 0: every served value is left out (hivemind's sample
                          # weights with equal batches: a served value holds no new
                          # samples), rounds 1-5 and 6-10.
-                         [("local", 0, 10)])
+                         [("local", 0, 10)] +
+                         [(rule, KEPT, 0) for rule in ("fresh", "follow")])
 def test_a_left_out_member_and_the_others_get_exact_values(torch_launch, averaging,
                                                            max_staleness, left_out_rounds):
     """Rank 1's app enters round 0, then only collects rounds 5 (global) and 10
@@ -232,6 +238,11 @@ def test_a_left_out_member_and_the_others_get_exact_values(torch_launch, averagi
     expected = left_out_trajectory(x0, res[0]["phases"], c["sync_period"], c["rounds"],
                                    away, c["collects"], c["deltas"], max_staleness,
                                    averaging)
+    if max_staleness == KEPT:  # the two rules' trajectories differ here, so this tells
+        other = left_out_trajectory(x0, res[0]["phases"], c["sync_period"], c["rounds"],
+                                    away, c["collects"], c["deltas"], max_staleness,
+                                    "fresh" if averaging == "follow" else "follow")
+        assert max(np.nanmax(np.abs(a - b)) for a, b in zip(expected, other)) > 1e-3
     for rank in range(P):
         served = [0] + list(c["collects"]) if rank == away else list(range(c["rounds"]))
         assert res[rank]["served"] == served, (rank, res[rank]["served"])
@@ -251,7 +262,9 @@ def test_a_left_out_member_and_the_others_get_exact_values(torch_launch, averagi
     # (age: rounds since its app's last call, or steps behind if fewer); none was kept
     # in for being ahead in steps, on any rank: every value old in rounds here belongs
     # to an app far behind in steps.
-    ages = {1: 2} if max_staleness == 1 else {}
+    # With KEPT every passive value counted: ages 1-5 after each of its app's calls.
+    ages = {1: 2} if max_staleness == 1 else (
+        {a: 2 for a in range(1, 6)} if max_staleness == KEPT else {})
     assert {int(a): n for a, n in st["contribution_age_histogram"].items()} == ages, st
     for rank in range(P):
         assert res[rank]["stream"]["rounds_kept_ahead"] == 0, (rank, res[rank]["stream"])
