@@ -96,9 +96,26 @@ def train_forever(rank, size):
     except Exception as e:  # noqa: BLE001 - the check inspects the text
         error = f"{type(e).__name__}: {e}"
     emit(rank, error=error, steps=steps, at=time.time())
-    # A survivor that heard the error leaves at once: MPI_Finalize at exit would wait
-    # for the lost ranks. mpirun then ends the job.
+    _await_survivors(results, size, error)
+    # A survivor leaves without MPI_Finalize, which would wait for the lost ranks.
+    # mpirun then ends the job.
     os._exit(1)
+
+
+def _await_survivors(results, size, error, cap_s=30.0):
+    """Waits (at most cap_s) until every rank the error does not name as lost has
+    written its result. The first survivor to exit non-zero makes mpirun abort the
+    rest, and a survivor whose own stall deadline came a moment later would be killed
+    before it could report (a CI run: rank 3 raised, rank 1 was killed still waiting)."""
+    import re
+    m = re.search(r"ranks not responding: \[([0-9, ]*)\]", error or "")
+    lost = {int(x) for x in m.group(1).split(",") if x.strip()} if m else set()
+    deadline = time.monotonic() + cap_s
+    while time.monotonic() < deadline:
+        if all(os.path.exists(os.path.join(results, f"rank{r}.json"))
+               for r in range(size) if r not in lost):
+            return
+        time.sleep(0.1)
 
 
 def main():
