@@ -43,34 +43,36 @@ test-unstable: install
 UNIT_CXX := g++ -std=c++17 -O1 -Wall -Wextra -Werror -pthread -Icpp_ops/engine
 engine-unit-test:
 	mkdir -p build
-	$(UNIT_CXX) cpp_ops/engine/round_policy.cc cpp_ops/engine/tests/round_policy_test.cc \
+	$(UNIT_CXX) cpp_ops/engine/round_policy.cc cpp_ops/engine/averaging_rule.cc cpp_ops/engine/tests/round_policy_test.cc \
 		-o build/round_policy_test
+	$(UNIT_CXX) cpp_ops/engine/averaging_rule.cc cpp_ops/engine/tests/averaging_rule_test.cc \
+		-o build/averaging_rule_test
 	$(UNIT_CXX) cpp_ops/engine/handle_table.cc cpp_ops/engine/timeline.cc \
 		cpp_ops/engine/tests/handle_table_test.cc \
 		-o build/handle_table_test
 	$(UNIT_CXX) cpp_ops/engine/tests/majority_rule_test.cc -o build/majority_rule_test
 	$(UNIT_CXX) cpp_ops/engine/peer_liveness.cc cpp_ops/engine/stall_monitor.cc cpp_ops/engine/engine_settings.cc \
-		cpp_ops/engine/stall_inspector.cc cpp_ops/engine/stream_spec.cc cpp_ops/engine/data_type.cc \
+		cpp_ops/engine/stall_inspector.cc cpp_ops/engine/stream_spec.cc cpp_ops/engine/averaging_rule.cc cpp_ops/engine/data_type.cc \
 		cpp_ops/engine/thread_schedstat.cc cpp_ops/engine/tests/peer_liveness_test.cc -o build/peer_liveness_test
 	$(UNIT_CXX) cpp_ops/engine/peer_liveness.cc cpp_ops/engine/stall_monitor.cc cpp_ops/engine/engine_settings.cc \
-		cpp_ops/engine/stall_inspector.cc cpp_ops/engine/stream_spec.cc cpp_ops/engine/data_type.cc \
+		cpp_ops/engine/stall_inspector.cc cpp_ops/engine/stream_spec.cc cpp_ops/engine/averaging_rule.cc cpp_ops/engine/data_type.cc \
 		cpp_ops/engine/thread_schedstat.cc cpp_ops/engine/tests/thread_schedstat_test.cc \
 		-o build/thread_schedstat_test
 	$(UNIT_CXX) cpp_ops/engine/engine_settings.cc cpp_ops/engine/progress_pacer.cc \
 		cpp_ops/engine/tests/engine_settings_test.cc -o build/engine_settings_test
 	$(UNIT_CXX) cpp_ops/engine/group_reduction.cc cpp_ops/engine/direct_exchange_reduction.cc \
-		cpp_ops/engine/scatter_allgather_reduction.cc cpp_ops/engine/round_policy.cc \
+		cpp_ops/engine/scatter_allgather_reduction.cc cpp_ops/engine/round_policy.cc cpp_ops/engine/averaging_rule.cc \
 		cpp_ops/engine/message_cut.cc cpp_ops/engine/buffer.cc cpp_ops/engine/data_type.cc \
 		cpp_ops/engine/engine_settings.cc cpp_ops/engine/tests/reduction_choice_test.cc \
 		-o build/reduction_choice_test
-	$(UNIT_CXX) cpp_ops/engine/registration_book.cc cpp_ops/engine/stream_spec.cc \
+	$(UNIT_CXX) cpp_ops/engine/registration_book.cc cpp_ops/engine/stream_spec.cc cpp_ops/engine/averaging_rule.cc \
 		cpp_ops/engine/data_type.cc cpp_ops/engine/tests/registration_book_test.cc \
 		-o build/registration_book_test
 	$(UNIT_CXX) cpp_ops/engine/join_coordinator.cc cpp_ops/engine/tests/join_coordinator_test.cc \
 		-o build/join_coordinator_test
 	$(UNIT_CXX) cpp_ops/engine/grace_window.cc cpp_ops/engine/tests/grace_window_test.cc \
 		-o build/grace_window_test
-	$(UNIT_CXX) cpp_ops/engine/peer_roster.cc cpp_ops/engine/stream_spec.cc \
+	$(UNIT_CXX) cpp_ops/engine/peer_roster.cc cpp_ops/engine/stream_spec.cc cpp_ops/engine/averaging_rule.cc \
 		cpp_ops/engine/data_type.cc cpp_ops/engine/tests/peer_roster_test.cc \
 		-o build/peer_roster_test
 	$(UNIT_CXX) cpp_ops/engine/data_type.cc cpp_ops/engine/tests/data_type_test.cc \
@@ -80,14 +82,15 @@ engine-unit-test:
 	$(UNIT_CXX) cpp_ops/engine/engine_metrics.cc cpp_ops/engine/stream_stats.cc \
 		cpp_ops/engine/timeline.cc cpp_ops/engine/tests/engine_metrics_test.cc \
 		-o build/engine_metrics_test
-	$(UNIT_CXX) cpp_ops/engine/request_queue.cc cpp_ops/engine/stream_spec.cc \
+	$(UNIT_CXX) cpp_ops/engine/request_queue.cc cpp_ops/engine/stream_spec.cc cpp_ops/engine/averaging_rule.cc \
 		cpp_ops/engine/data_type.cc cpp_ops/engine/tests/join_slot_test.cc -o build/join_slot_test
 	$(UNIT_CXX) cpp_ops/engine/hold_report.cc cpp_ops/engine/stall_monitor.cc cpp_ops/engine/peer_liveness.cc \
-		cpp_ops/engine/stall_inspector.cc cpp_ops/engine/thread_schedstat.cc cpp_ops/engine/stream_spec.cc \
+		cpp_ops/engine/stall_inspector.cc cpp_ops/engine/thread_schedstat.cc cpp_ops/engine/stream_spec.cc cpp_ops/engine/averaging_rule.cc \
 		cpp_ops/engine/data_type.cc cpp_ops/engine/peer_roster.cc cpp_ops/engine/engine_metrics.cc \
 		cpp_ops/engine/stream_stats.cc cpp_ops/engine/timeline.cc cpp_ops/engine/buffer.cc \
 		cpp_ops/engine/tests/report_text_test.cc -o build/report_text_test
 	build/round_policy_test
+	build/averaging_rule_test
 	build/handle_table_test
 	build/majority_rule_test
 	build/peer_liveness_test

@@ -31,6 +31,7 @@ import time
 import torch
 
 import horovod_wagma.torch as hvd
+from horovod_wagma.common.rounds import is_global_round
 
 
 def parse_args():
@@ -53,16 +54,12 @@ def parse_args():
     return args
 
 
-def is_global(r, sync_period):
-    return r == 0 or (r + 1) % sync_period == 0
-
-
 def gossip_loop(args, wait_avoiding, name):
     """Runs the loop. Returns the mean wait per group round and per global round (s),
     the input to the last round and the final output."""
     rank = hvd.rank()
     x = torch.full((args.numel,), float(rank))
-    waits = {True: [], False: []}  # is_global -> seconds spent inside the op
+    waits = {True: [], False: []}  # is_global_round -> seconds spent inside the op
     for r in range(args.rounds):
         x = x + 0.01 * (rank + 1)  # the "local step": ranks drift apart
         if rank == args.straggler_rank:
@@ -70,7 +67,7 @@ def gossip_loop(args, wait_avoiding, name):
         last_input = x
         t0 = time.perf_counter()
         x = hvd.group_allreduce(x, name=name, wait_avoiding=wait_avoiding)
-        waits[is_global(r, args.sync_period)].append(time.perf_counter() - t0)
+        waits[is_global_round(r, args.sync_period)].append(time.perf_counter() - t0)
     mean = lambda v: sum(v) / len(v) if v else float("nan")  # noqa: E731
     return mean(waits[False]), mean(waits[True]), last_input, x
 
@@ -89,7 +86,7 @@ def main():
               "each call", flush=True)
         for p, phase in enumerate(hvd.groups(size, args.group_size)):
             print(f"  phase {p} groups: {phase}")
-        n_global = sum(is_global(r, args.sync_period) for r in range(args.rounds))
+        n_global = sum(is_global_round(r, args.sync_period) for r in range(args.rounds))
         print(f"  per loop: {args.rounds - n_global} group rounds, "
               f"{n_global} global rounds (r = 0 and (r+1) % {args.sync_period} == 0)",
               flush=True)

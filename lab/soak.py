@@ -82,6 +82,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
                                 "bench"))
 from harness import relaunch_under_mpirun  # noqa: E402  (the Open MPI settings)
 
+from horovod_wagma.common.rounds import is_global_round  # noqa: E402
+
 # Small streams cycle through these (label, bytes, dtype name).
 SMALL_SPECS = (("1K", 1024, "float16"), ("16K", 16 << 10, "float64"),
                ("100f", 400, "float32"))
@@ -209,10 +211,6 @@ def make_streams(args, rank, size, torch):
     return streams
 
 
-def is_global(r, sync_period):
-    return r == 0 or (r + 1) % sync_period == 0
-
-
 class Monitor:
     """Samples of this rank's resources and engine counters, plus the per-round maxima
     of the counters that must drop back after synchronize."""
@@ -300,7 +298,7 @@ def run(args):
             if problem:
                 bad_values += 1
                 first_bad = first_bad or f"round {r}: {problem}"
-        if is_global(r, args.sync_period):
+        if is_global_round(r, args.sync_period):
             sums = [s.checksum() for s in streams]
             everyone = comm.allgather(sums)
             global_checks += 1

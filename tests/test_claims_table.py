@@ -62,3 +62,21 @@ def test_the_table_has_a_row_for_each_doc_section():
     assert len(ids) == len(set(ids)), "a row id is used twice"
     for prefix in "RASFE":
         assert any(r.startswith(prefix) for r in ids), prefix
+
+
+def test_every_mutant_still_finds_the_code_it_plants_into():
+    """A mutant whose edit text no longer occurs (the code moved or was reworded) is
+    refused by the check at run time, and its claim goes unguarded meanwhile: every
+    catalogue's edits must apply to today's files."""
+    sys.path.insert(0, os.path.join(ROOT, "lab", "mutation"))
+    try:
+        stale = []
+        for name in CATALOGUES:
+            for m in importlib.import_module(name).MUTANTS:
+                with open(os.path.join(ROOT, m["file"])) as f:
+                    text = f.read()
+                stale += [f"{name}:{m['id']} ({m['file']}): {old[:70]!r}"
+                          for old, _ in m["edits"] if old not in text]
+    finally:
+        sys.path.pop(0)
+    assert not stale, "mutants whose code is gone:\n" + "\n".join(stale)

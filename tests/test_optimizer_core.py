@@ -374,3 +374,18 @@ def test_optimizer_signatures_follow_horovods():
     for f in dataclasses.fields(OptimizerKnobs):
         assert ours[f.name].kind is inspect.Parameter.KEYWORD_ONLY
         assert ours[f.name].default == f.default
+
+
+def test_averaging_rules_are_the_engines_table():
+    """Python reads the rules from the engine (averaging_rule.cc, through c_api), so
+    both accept the same names with the same wire codes; a rule for models is offered
+    in the error that refuses 'delta'."""
+    from horovod_wagma.common import engine_lib
+    from horovod_wagma.common.config import AVERAGING_RULES
+    assert AVERAGING_RULES == engine_lib.averaging_rules() == {
+        "fresh": 0, "paper": 1, "local": 2, "delta": 3, "follow": 4}
+    with pytest.raises(ValueError, match="'fresh', 'paper', 'local', 'follow'"):
+        knobs(averaging="delta")
+    with pytest.raises(ValueError, match=r"averaging must be one of \['delta', 'follow', "
+                                         r"'fresh', 'local', 'paper'\]"):
+        WagmaConfig(averaging="mean")

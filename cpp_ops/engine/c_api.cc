@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "averaging_rule.h"
 #include "engine.h"
 #include "gloo_transport.h"
 #include "group_schedule.h"
@@ -82,6 +83,14 @@ double wagma_verdict_delay_ms(void) {
 
 int wagma_default_group_size(int num_ranks) {
   return wagma::GroupSchedule::DefaultGroupSize(num_ranks);
+}
+
+int wagma_averaging_rule(int index, const char** name, int* code) {
+  const std::vector<wagma::AveragingRule>& rules = wagma::AveragingRules();
+  if (index < 0 || index >= static_cast<int>(rules.size())) return -1;
+  *name = rules[index].name;
+  *code = static_cast<int>(rules[index].code);
+  return static_cast<int>(rules.size());
 }
 
 int wagma_schedule(int num_ranks, int group_size, int* out, int cap, char* err, int errlen) {

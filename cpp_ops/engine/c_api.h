@@ -50,12 +50,15 @@ int wagma_default_group_size(int num_ranks);
 // Writes phase-major group indices (out[p * P + r] = index of r's group in phase p) and
 // returns the number of phases, or -1 on error (also when cap is too small).
 int wagma_schedule(int num_ranks, int group_size, int* out, int cap, char* err, int errlen);
+// The averaging rules (averaging_rule.h): the name and code of rule `index`, 0 to
+// n - 1 in code order; returns n, or -1 when `index` is past the last (name untouched).
+int wagma_averaging_rule(int index, const char** name, int* code);
 // A stream's knobs, as StreamConfig (stream_spec.h) holds them. Every rank must pass
 // the same for a stream; round 0 checks that they do.
 typedef struct wagma_stream_config {
   int group_size;     // S >= 2
   int sync_period;    // tau
-  int averaging;      // 0 fresh, 1 paper, 2 local, 3 delta, 4 follow
+  int averaging;      // a rule's code (wagma_averaging_rule)
   int wait_avoiding;  // group rounds: 1 wait-avoiding, 0 wait for every member
   int global_rounds;  // 0 blocking, 1 wait-avoiding
   int max_staleness;  // rounds; wait-avoiding global rounds only (ignored otherwise)

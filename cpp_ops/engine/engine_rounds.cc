@@ -47,8 +47,8 @@ int64_t Engine::TakeAppRound(Stream& s) {
 
 void Engine::DropSkippedRound(Stream& s, int64_t round) {
   RoundState& rs = s.rounds.at(round);
-  if (s.spec.config.averaging == Averaging::kDelta && rs.completed && rs.error.empty() &&
-      rs.self_included && !joins_.self_joined()) {
+  if (RuleOf(s.spec.config.averaging).carries_skipped_moves && rs.completed &&
+      rs.error.empty() && rs.self_included && !joins_.self_joined()) {
     const size_t n = s.spec.num_elements();
     if (s.skipped_delta.empty()) {
       s.skipped_delta = pool_.Copy(rs.mean.data(), s.spec.num_bytes());
@@ -188,11 +188,8 @@ void Engine::FinishAppRound(Stream& s, int64_t round) {
   const bool contributed_x =
       rs.self_included &&
       (rs.contribution == x || std::memcmp(rs.contribution, x, bytes) == 0);
-  // 'local' takes 'fresh' past one result applied since c was taken (RuleForRound: in
-  // tests/workers/drift_consensus.py, P=8, a 2x slower rank, an allreduce every 100
-  // steps, fast ranks' |w_i| peaked at 15-39 under 'local' where no rank's own data
-  // pulls beyond 8). ('fresh' for every such round measured slower under random
-  // imbalance: progress divided by g.)
+  // 'local' takes 'fresh' past one result applied since c was taken (averaging_rule.cc
+  // says why).
   const Averaging rule = RuleForRound(s.spec.config.averaging, rs.results_since_join);
   // "local": later rounds joined passively took c before this round's output replaced
   // x in the app's model. Counting x - c as the app's own progress there would apply
@@ -203,7 +200,7 @@ void Engine::FinishAppRound(Stream& s, int64_t round) {
   // mean_in_output in the modes that join passively (TensorFlow's separate output may
   // take the mean directly; its input stays x).
   std::vector<RoundState*> later;
-  if (s.spec.config.averaging == Averaging::kLocal) later = LaterPassiveRounds(s, round);
+  if (RuleOf(s.spec.config.averaging).keeps_base) later = LaterPassiveRounds(s, round);
   for (RoundState* r : later) {
     ++r->results_since_join;
     if (r->local_base.empty()) r->local_base = pool_.Copy(r->contribution, bytes);

@@ -135,49 +135,25 @@ int64_t ForgetDroppedBelow(int64_t next_app_round, int64_t newest_dropped, bool 
 }
 
 Averaging RuleForRound(Averaging configured, int results_since_join) {
-  // 'local' keeps x - base, the app's progress since its engine took c without the
-  // results applied since. That is harmless for one result (the common case under
-  // random imbalance) but not for a run: after a Horovod collective that a slow rank
-  // reached late, the others' apps collect a long run of rounds their engines joined
-  // with the value parked there, and each reset the model to that value's mean plus
-  // all steps since, so fast ranks' models ran off (tests/workers/drift_consensus.py).
-  // 'fresh' is a convex combination of x and the others' values and cannot run off.
-  if (configured == Averaging::kLocal && results_since_join > 1) return Averaging::kFresh;
-  // 'follow' differs from 'fresh' in what its passive joins contribute, not in outputs.
-  if (configured == Averaging::kFollow) return Averaging::kFresh;
-  return configured;
+  return RuleOf(configured).round_rule(results_since_join);
 }
 
 bool PublishServedResult(Averaging configured, bool passive, bool final_model, bool failed) {
   // A rank that joined (or is leaving) serves its final model: join()'s promise.
-  return configured == Averaging::kFollow && passive && !final_model && !failed;
+  return RuleOf(configured).publishes_served_result && passive && !final_model && !failed;
 }
 
 OutputFormula ChooseOutput(const OutputFacts& f) {
   if (f.mean_in_output) return OutputFormula::kMeanAlreadyInOutput;
   // The exact global mean. (Blocking global rounds always take the app's input; a
-  // wait-avoiding one served passively applies the averaging rule below.)
+  // wait-avoiding one served passively applies the averaging rule.)
   if (f.global && (f.contributed_x || !f.wait_avoiding_global)) return OutputFormula::kMean;
-  // delta: x moves by exactly what the mean took beyond this rank's contribution, so
-  // the members' moves sum to zero; a value left out took nothing.
-  if (f.rule == Averaging::kDelta) {
-    if (!f.self_included) return OutputFormula::kInput;
-    return f.contributed_x ? OutputFormula::kMean : OutputFormula::kContributionDelta;
-  }
-  // paper: (s + x) / (g + 1). fresh, left out: c is not in s, so replacing it by x adds
-  // x as one more member: the same formula.
-  if (f.rule == Averaging::kPaper || (f.rule == Averaging::kFresh && !f.self_included))
-    return OutputFormula::kPaper;
-  if (f.contributed_x) return OutputFormula::kMean;  // c == x: the plain group mean
-  // fresh: m + (x - c) / g replaces c by x in the sum. local: m + (x - base), left out
-  // or not.
-  return f.rule == Averaging::kLocal ? OutputFormula::kLocalCorrection
-                                     : OutputFormula::kFreshCorrection;
+  return RuleOf(f.rule).output(f.self_included, f.contributed_x);
 }
 
 bool ReduceIntoOutput(bool app_input_contributed, bool global, Averaging configured,
                       bool joins_passively, bool in_place) {
-  return app_input_contributed && (global || configured != Averaging::kPaper) &&
+  return app_input_contributed && (global || RuleOf(configured).mean_when_input_went_in) &&
          !(joins_passively && in_place);
 }
 

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "averaging_rule.h"
 #include "stream_spec.h"
 
 namespace wagma {
@@ -150,25 +151,20 @@ int64_t ForgetDroppedBelow(int64_t next_app_round, int64_t newest_dropped, bool 
 
 // --- 2.6 Averaging -------------------------------------------------------------------
 
-// The rule a round uses: the configured one, except that 'local' takes 'fresh' for a
-// passive round whose value predates more than one result the app applied since.
+// The rule a round uses (the configured rule's round_rule, averaging_rule.h): 'local'
+// takes 'fresh' for a passive round whose value predates more than one result the app
+// applied since, 'follow' outputs as 'fresh'.
 Averaging RuleForRound(Averaging configured, int results_since_join);
 
 // Whether a completed round's result becomes this rank's published value although its
-// app did not enter the round: 'follow' only, for passive rounds that did not fail,
-// and never for a rank serving its final model (joined or leaving). The next passive
-// join then contributes the consensus the group reached, not the app's old value.
+// app did not enter the round: for a rule that publishes served results ('follow'),
+// passive rounds that did not fail, and never for a rank serving its final model
+// (joined or leaving).
 bool PublishServedResult(Averaging configured, bool passive, bool final_model, bool failed);
 
-enum class OutputFormula {
-  kMeanAlreadyInOutput,  // the reduction wrote m into the app's output
-  kMean,                 // y = m (the exact mean, or c == x)
-  kPaper,                // y = (s + x) / (g + 1)
-  kFreshCorrection,      // y = m + (x - c) / g
-  kLocalCorrection,      // y = m + (x - base)
-  kContributionDelta,    // 'delta': y = x + (m - c)
-  kInput,                // 'delta', left out of the mean: y = x
-};
+// The output formula of a completed round the app entered: the exact mean where it
+// answers (the reduction wrote it, or a global round that took x or blocked), else
+// the rule's own (AveragingRule::output).
 struct OutputFacts {
   bool mean_in_output = false;
   bool global = false;
@@ -180,9 +176,10 @@ struct OutputFacts {
 OutputFormula ChooseOutput(const OutputFacts& f);
 
 // Whether the reduction may write the mean straight into the app's output: the app's
-// own input went in, the plain mean is the answer (a global round, or a rule other
-// than 'paper'), and no passive join may still read the input (an in-place call in a
-// mode that joins passively keeps x intact for 'local' and for copies).
+// own input went in, the plain mean is the answer (a global round, or a rule whose
+// output is the mean when x went in: not 'paper'), and no passive join may still read
+// the input (an in-place call in a mode that joins passively keeps x intact for
+// 'local' and for copies).
 bool ReduceIntoOutput(bool app_input_contributed, bool global, Averaging configured,
                       bool joins_passively, bool in_place);
 

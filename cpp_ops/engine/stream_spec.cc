@@ -24,14 +24,8 @@ T Get(const std::string& in, size_t& pos) {
 }
 
 const char* AveragingName(Averaging a) {
-  switch (a) {
-    case Averaging::kFresh: return "fresh";
-    case Averaging::kPaper: return "paper";
-    case Averaging::kLocal: return "local";
-    case Averaging::kDelta: return "delta";
-    case Averaging::kFollow: return "follow";
-  }
-  return "unknown";
+  const AveragingRule* rule = FindAveragingRule(a);
+  return rule != nullptr ? rule->name : "unknown";
 }
 
 const char* GlobalRoundsName(GlobalRounds g) {
@@ -156,10 +150,8 @@ std::string ValidateConfig(const StreamConfig& c) {
   } else if (c.sync_period < 1 || c.sync_period > kMaxSyncPeriod) {
     s << "sync_period must be an integer in [1, " << kMaxSyncPeriod << "], got "
       << c.sync_period;
-  } else if (c.averaging != Averaging::kFresh && c.averaging != Averaging::kPaper &&
-             c.averaging != Averaging::kLocal && c.averaging != Averaging::kDelta &&
-             c.averaging != Averaging::kFollow) {
-    s << "averaging must be 'fresh', 'paper', 'local', 'delta' or 'follow', got code "
+  } else if (FindAveragingRule(c.averaging) == nullptr) {
+    s << "averaging must be " << AveragingRuleNames() << ", got code "
       << static_cast<int>(c.averaging);
   } else if (c.global_rounds != GlobalRounds::kBlocking &&
              c.global_rounds != GlobalRounds::kWaitAvoiding) {

@@ -5,18 +5,11 @@
 #include <string>
 #include <vector>
 
+#include "averaging_rule.h"
 #include "data_type.h"
 
 namespace wagma {
 
-// kDelta is for bookkeeping streams rather than models (drift correction's, docs/
-// design.md 2.6): y = x + (m - c), with c this rank's counted contribution, and y = x
-// when it was left out; summed over a round's members these moves are exactly zero.
-// kFollow is kFresh's output, y = m + (x - c) / g, but a passive round's result
-// becomes this rank's published value: a late member's engine contributes the newest
-// result it served (the group's consensus), not its application's old model, whose
-// weight would pull every round's mean back (docs/design.md 2.6).
-enum class Averaging : int32_t { kFresh = 0, kPaper = 1, kLocal = 2, kDelta = 3, kFollow = 4 };
 // Global rounds that block (the paper), or that activate and join like group rounds
 // (docs/design.md, section 2.8, "Wait-avoiding global rounds").
 enum class GlobalRounds : int32_t { kBlocking = 0, kWaitAvoiding = 1 };

@@ -6,13 +6,11 @@ Invalid values raise ``ValueError`` on the calling rank before anything is enque
 import dataclasses
 from typing import Optional
 
-# "delta" is for bookkeeping streams, not models: the output is the input moved by the
-# round's mean minus this rank's counted contribution (the input itself when its value
-# was left out), so over a round's members the moves sum to exactly zero (drift
-# correction's stream, common/drift_policy.py).
-# "follow" is "fresh" whose late member's engine contributes the newest result it
-# served (the group's consensus) instead of its application's last value.
-AVERAGING_RULES = {"fresh": 0, "paper": 1, "local": 2, "delta": 3, "follow": 4}
+from horovod_wagma.common import engine_lib
+
+# {name: code}: the engine's table (cpp_ops/engine/averaging_rule.cc says what each
+# rule does), so that a rule added there is accepted here.
+AVERAGING_RULES = engine_lib.averaging_rules()
 # global_rounds=: "blocking" (the paper: every rank enters every global round) or
 # "wait_avoiding" (global rounds activate and join like group rounds; docs/design.md §2.8).
 GLOBAL_ROUNDS = {"blocking": 0, "wait_avoiding": 1}

@@ -48,7 +48,20 @@ def lib():
         _lib.wagma_may_go_on.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_int),
                                          ctypes.c_int]
         _lib.wagma_membership_changed.argtypes = [ctypes.c_char_p]
+        _lib.wagma_averaging_rule.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p),
+                                              ctypes.POINTER(ctypes.c_int)]
     return _lib
+
+
+def averaging_rules():
+    """{name: code} of the engine's averaging rules (cpp_ops/engine/averaging_rule.h),
+    in code order."""
+    rules, index = {}, 0
+    name, code = ctypes.c_char_p(), ctypes.c_int()
+    while lib().wagma_averaging_rule(index, ctypes.byref(name), ctypes.byref(code)) >= 0:
+        rules[name.value.decode()] = code.value
+        index += 1
+    return rules
 
 
 def start():

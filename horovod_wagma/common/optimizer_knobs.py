@@ -11,8 +11,8 @@ from typing import Optional
 
 from horovod_wagma.common import averaging_policy
 from horovod_wagma.common.second_moment_policy import MODES
-from horovod_wagma.common.config import (KNOBS, STATE_AVERAGING, WagmaConfig,
-                                         validate_state_averaging)
+from horovod_wagma.common.config import (AVERAGING_RULES, KNOBS, STATE_AVERAGING,
+                                         WagmaConfig, validate_state_averaging)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,8 +55,9 @@ class OptimizerKnobs:
         WagmaConfig(**dict(self.stream_knobs(), averaging=averaging_policy.OTHER_DEFAULT
                            if self.averaging is None else self.averaging))
         if self.averaging == "delta":
+            model_rules = ", ".join(repr(r) for r in AVERAGING_RULES if r != "delta")
             raise ValueError("averaging='delta' is for bookkeeping streams, not a model: "
-                             "use 'local', 'fresh', 'follow' or 'paper'")
+                             f"use one of {model_rules}")
         validate_state_averaging(self.average_optimizer_state)
         if self.drift_correction is not None and not 0.0 <= self.drift_correction <= 1.0:
             raise ValueError(f"drift_correction must be in [0, 1], got "

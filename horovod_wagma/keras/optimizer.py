@@ -156,7 +156,7 @@ def DistributedWagmaOptimizer(optimizer, name=None, device_dense="", device_spar
     WAGMA arguments (keyword-only): ``group_size``, ``sync_period``, ``averaging``,
     ``wait_avoiding``, ``global_rounds``, ``max_staleness``, with the same meaning,
     defaults and checks as for the PyTorch optimizer (OptimizerKnobs; ``averaging``
-    by default "fresh" for Adam, AdamW, Nadam and "local" otherwise), and
+    by default "follow" for Adam, AdamW, Nadam and "local" otherwise), and
     ``average_optimizer_state``: "on_sync" (the default, as in PyTorch: the
     optimizer's state is averaged at global rounds, state_averaging.py), "never"
     (optimizer state such as momentum stays local, as in the paper) or "quasi_global" (quasi-global momentum, Lin et al.

@@ -7,11 +7,12 @@ LEFT_OUT = ("tests/test_global_rounds.py::"
             "test_a_left_out_member_and_the_others_get_exact_values -k follow")
 # "follow" where its value counts in every round (max_staleness 5: never left out).
 POLICY = "cpp_ops/engine/round_policy.cc"
+RULE = "cpp_ops/engine/averaging_rule.cc"
 
 MUTANTS = [
     dict(id="follow-publishes-nothing", file=POLICY,
-         edits=[("  return configured == Averaging::kFollow && passive",
-                 "  return false && configured == Averaging::kFollow && passive")],
+         edits=[("  return RuleOf(configured).publishes_served_result && passive",
+                 "  return false && RuleOf(configured).publishes_served_result && passive")],
          tests=[LEFT_OUT],
          bug="'follow' is 'fresh': a late rank's engine contributes its app's old model "
              "round after round (mlp_adam, random stragglers: 0.89x local SGD's time "
@@ -21,11 +22,12 @@ MUTANTS = [
          tests=[LEFT_OUT],
          bug="a joined rank under 'follow' serves the group's last mean instead of its "
              "final model (join()'s promise)"),
-    dict(id="follow-output-not-fresh", file=POLICY,
-         edits=[("  if (configured == Averaging::kFollow) return Averaging::kFresh;\n", "")],
+    dict(id="follow-output-not-fresh", file=RULE,
+         edits=[('{Averaging::kFollow, "follow", Fresh, FreshOutput,',
+                 '{Averaging::kFollow, "follow", Local, FreshOutput,')],
          tests=[LEFT_OUT],
-         bug="a left-out 'follow' member takes m + (x - c)/g over a sum without c, "
-             "instead of (s + x)/(g + 1)"),
+         bug="'follow' outputs 'local''s m + (x - c) for a passive round, not "
+             "'fresh''s m + (x - c)/g (nor (s + x)/(g + 1) when left out)"),
     dict(id="follow-engine-never-publishes", file="cpp_ops/engine/engine.cc",
          edits=[("        Publish(s, rs.mean.data(), InputVersion(round), /*copy=*/true);\n",
                  "        (void)0;\n")],
@@ -38,8 +40,10 @@ MUTANTS = [
          bug="a round the app takes after its engine served it publishes the group's mean "
              "and the app's own result is never published: its next passive join "
              "contributes the mean, losing its step"),
-    dict(id="follow-code-is-fresh", file="horovod_wagma/common/config.py",
-         edits=[('"delta": 3, "follow": 4}', '"delta": 3, "follow": 0}')],
+    dict(id="follow-code-is-fresh", file="cpp_ops/engine/c_api.cc",
+         edits=[("  *code = static_cast<int>(rules[index].code);",
+                 "  *code = rules[index].code == wagma::Averaging::kFollow ? 0 : "
+                 "static_cast<int>(rules[index].code);")],
          tests=[LEFT_OUT],
          bug="Python sends 'follow' as 'fresh''s code"),
 ]

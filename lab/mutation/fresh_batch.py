@@ -34,9 +34,9 @@ MUTANTS = [
          bug="faults.md/semantics.md: contribution_age is rounds since the app called or "
              "steps behind, whichever is fewer, never above max_staleness; now the larger, "
              "so contribution_age_max can exceed max_staleness"),
-    dict(id="fresh-local-takes-fresh-after-one-result", file="cpp_ops/engine/round_policy.cc",
-         edits=[("if (configured == Averaging::kLocal && results_since_join > 1) return Averaging::kFresh;",
-                 "if (configured == Averaging::kLocal && results_since_join > 0) return Averaging::kFresh;")],
+    dict(id="fresh-local-takes-fresh-after-one-result", file="cpp_ops/engine/averaging_rule.cc",
+         edits=[("return results_since_join > 1 ? Averaging::kFresh : Averaging::kLocal;",
+                 "return results_since_join > 0 ? Averaging::kFresh : Averaging::kLocal;")],
          tests=["tests/test_stale_join.py",
                 "tests/test_global_rounds.py::test_a_left_out_member_and_the_others_get_exact_values"],
          bug="semantics.md: 'local' falls back to 'fresh' only when MORE than one result was "

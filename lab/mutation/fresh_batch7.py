@@ -95,8 +95,8 @@ MUTANTS = [
              "('earlier rounds ... in flight here: [57]' for round 57), so every report "
              "seems to wait on an earlier round that does not exist"),
     dict(id="fresh7-settle-window-needs-the-full-liveness-silence",
-         file="cpp_ops/engine/engine_faults.cc",
-         edits=[("silent < settings_.liveness_s / 2", "silent < settings_.liveness_s")],
+         file="cpp_ops/engine/majority_rule.h",
+         edits=[("return silent_s >= liveness_s / 2;", "return silent_s >= liveness_s;")],
          tests=["tests/test_elastic.py::test_a_stopped_host_is_found_by_liveness_probes",
                 "tests/test_elastic.py::test_a_minority_left_alone_is_fenced",
                 "tests/test_elastic.py"],

@@ -144,7 +144,7 @@ MUTANTS = [
              "reduction_choice_test.cc builds reductions directly)"),
     # --- semantics.md ------------------------------------------------------------------
     dict(id="fresh8-paper-own-input-plain-mean", file="cpp_ops/engine/round_policy.cc",
-         edits=[("return app_input_contributed && (global || configured != Averaging::kPaper) &&",
+         edits=[("return app_input_contributed && (global || RuleOf(configured).mean_when_input_went_in) &&",
                  "return app_input_contributed && (global || configured != Averaging::kDelta) &&")],
          tests=["tests/test_stale_join.py::test_late_member_result_follows_rule",
                 "tests/test_gossip.py::test_gossip_matches_exact_trajectory",

@@ -201,8 +201,8 @@ MUTANTS = [
              "(round_policy_test.cc's TestSoloRoundsPassedOnlyWithTwoServedBeyond uses a fake "
              "view and still passes)"),
     dict(id="fresh9-delta-skipped-left-out-rounds-move", file="cpp_ops/engine/engine_rounds.cc",
-         edits=[("      rs.self_included && !joins_.self_joined()) {",
-                 "      !joins_.self_joined()) {")],
+         edits=[("      rs.error.empty() && rs.self_included && !joins_.self_joined()) {",
+                 "      rs.error.empty() && !joins_.self_joined()) {")],
          tests=["tests/test_global_rounds.py::test_delta_moves_sum_to_zero_over_the_ranks",
                 "tests/test_global_rounds.py::test_a_left_out_member_and_the_others_get_exact_values",
                 "tests/test_optimizer.py::test_drift_correction_removes_a_non_iid_bias",

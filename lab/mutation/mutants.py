@@ -28,6 +28,7 @@ KERAS = "tests/test_keras.py"
 S = "tests/test_api_surface.py"
 
 POLICY = "cpp_ops/engine/round_policy.cc"
+RULE = "cpp_ops/engine/averaging_rule.cc"
 ROUNDS = "cpp_ops/engine/engine_rounds.cc"
 DATA = "cpp_ops/engine/data_type.cc"
 SPEC = "cpp_ops/engine/stream_spec.cc"
@@ -59,9 +60,8 @@ MUTANTS = [
                 "others_wait_in_a_collective"],
          bug="a value old in rounds but ahead in steps is left out (the slow rank then "
              "averages alone)"),
-    dict(id="fresh-left-out-as-correction", file=POLICY,
-         edits=[("if (f.rule == Averaging::kPaper || (f.rule == Averaging::kFresh && "
-                 "!f.self_included))", "if (f.rule == Averaging::kPaper)")],
+    dict(id="fresh-left-out-as-correction", file=RULE,
+         edits=[("  if (!self_included) return OutputFormula::kPaper;\n", "")],
          tests=[LEFT_OUT],
          bug="'fresh', left out: m + (x - c) / g, as if c were in the mean"),
     dict(id="passive-global-takes-plain-mean", file=POLICY,
@@ -69,15 +69,14 @@ MUTANTS = [
                  "OutputFormula::kMean;", "if (f.global) return OutputFormula::kMean;")],
          tests=[LEFT_OUT],
          bug="a wait-avoiding global round served passively drops the app's own progress"),
-    dict(id="local-as-plain-mean", file=POLICY,
-         edits=[("if (f.contributed_x) return OutputFormula::kMean;  // c == x: the plain "
-                 "group mean", "if (f.contributed_x || f.rule == Averaging::kLocal) return "
-                 "OutputFormula::kMean;")],
+    dict(id="local-as-plain-mean", file=RULE,
+         edits=[("  return contributed_x ? OutputFormula::kMean : OutputFormula::kLocalCorrection;",
+                 "  return OutputFormula::kMean;")],
          tests=[LEFT_OUT, STALE_JOIN],
          bug="'local' takes the plain group mean, dropping the member's own progress"),
-    dict(id="local-never-falls-back", file=POLICY,
-         edits=[("if (configured == Averaging::kLocal && results_since_join > 1) return "
-                 "Averaging::kFresh;", "")],
+    dict(id="local-never-falls-back", file=RULE,
+         edits=[("return results_since_join > 1 ? Averaging::kFresh : Averaging::kLocal;",
+                 "return Averaging::kLocal;")],
          tests=[DRIFT],
          bug="'local' keeps x - base past several results applied since the join"),
     dict(id="never-skip", file=POLICY,
@@ -296,8 +295,8 @@ MUTANTS = [
                 "tests/test_global_rounds.py::test_delta_moves_sum_to_zero_over_the_ranks"],
          bug="'delta' forgets the rounds an app skipped: the drift variates' moves no "
              "longer sum to zero, a false gradient on every rank"),
-    dict(id="delta-left-out-moves", file="cpp_ops/engine/round_policy.cc",
-         edits=[("    if (!f.self_included) return OutputFormula::kInput;\n", "")],
+    dict(id="delta-left-out-moves", file=RULE,
+         edits=[("  if (!self_included) return OutputFormula::kInput;\n", "")],
          tests=["tests/test_global_rounds.py::test_a_left_out_member_and_the_others_get_exact_values",
                 "tests/test_global_rounds.py::test_delta_moves_sum_to_zero_over_the_ranks"],
          bug="'delta' moves a rank whose value was left out of the mean, which nobody "

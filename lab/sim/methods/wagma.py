@@ -89,8 +89,8 @@ class WagmaModel:
         self.n_activated = 0
 
     def is_global(self, rnd):
-        tau = self.run.tau
-        return rnd == 0 or (rnd + 1) % tau == 0
+        from horovod_wagma.common.rounds import is_global_round
+        return is_global_round(rnd, self.run.tau)
 
     def key(self, rnd, r):
         """(round, group id) of rank r's round rnd, and its members."""
