@@ -44,6 +44,7 @@ MUTANTS = [
          edits=[("  *code = static_cast<int>(rules[index].code);",
                  "  *code = rules[index].code == wagma::Averaging::kFollow ? 0 : "
                  "static_cast<int>(rules[index].code);")],
-         tests=[LEFT_OUT],
+         tests=["tests/test_optimizer_core.py::test_averaging_rules_are_the_engines_table",
+                LEFT_OUT],
          bug="Python sends 'follow' as 'fresh''s code"),
 ]

@@ -301,6 +301,21 @@ MUTANTS = [
                 "tests/test_global_rounds.py::test_delta_moves_sum_to_zero_over_the_ranks"],
          bug="'delta' moves a rank whose value was left out of the mean, which nobody "
              "balances"),
+    # --- issue 55: the averaging rules' table (averaging_rule.h) ----------------------
+    dict(id="rule-table-unknown-code-accepted", file=RULE,
+         edits=[("    if (rule.code == code) return &rule;\n  return nullptr;",
+                 "    if (rule.code == code) return &rule;\n  return &AveragingRules()[0];")],
+         tests=["tests/test_optimizer_core.py::test_averaging_rules_are_the_engines_table"],
+         bug="a stream whose averaging code no rule has is taken as 'fresh' instead of "
+             "refused at validation (Python refuses unknown names first: "
+             "averaging_rule_test.cc is the guard)"),
+    dict(id="rule-table-python-misses-the-last", file="horovod_wagma/common/engine_lib.py",
+         edits=[("    while lib().wagma_averaging_rule(index, ctypes.byref(name), "
+                 "ctypes.byref(code)) >= 0:",
+                 "    while lib().wagma_averaging_rule(index + 1, ctypes.byref(name), "
+                 "ctypes.byref(code)) >= 0:")],
+         tests=["tests/test_optimizer_core.py::test_averaging_rules_are_the_engines_table"],
+         bug="Python reads the engine's table off by one: 'fresh' is refused"),
     # --- issue 53: documented behaviours no mutant guarded before ------------------
     dict(id="sync-skips-state", file="horovod_wagma/torch/optimizer.py",
          edits=[("tensors = [t for bucket in self._bucketed(self._state_averaging != \"never\")",
