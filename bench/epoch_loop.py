@@ -18,7 +18,7 @@ peers (``torchft_localsgd``, ``torchft_diloco``) run with equal shards only.
 Cases (per-rank step time as a multiple of --step-time): persistent (rank 0 2x),
 mixed (rank 0 3x, ranks 1-2 1.5x), noisy (persistent plus the paper's random noise:
 2 ranks 40 ms late at every step), homogeneous. Reports time to target (of the
-rank-averaged model, bench/time_to_accuracy.py's snapshots) and epochs to two
+rank-averaged model, bench/measure.py's snapshots) and epochs to two
 targets (the task's rising and plateau targets, reached by the accuracy at an epoch's
 end), the accuracy at every epoch end, aggregate samples/s, the fast ranks' idle share
 at epoch ends and the host's CPU busy share over the run (bench/host_load.py: below
@@ -34,13 +34,13 @@ import math
 import statistics
 import time
 
+from adapters import torch_accuracy, torch_flatten, torch_sum
 import harness
-import methods as registry
 from host_load import HostLoad, fmt_busy
+from measure import Snapshots, final_accuracy, ratio, run_record, time_to_target
+import methods as registry
 import tasks as task_lib
 from table import fmt_spread, fmt_time, print_table, spread
-from time_to_accuracy import Snapshots, after_clock, final_accuracy, time_to_target, \
-    torch_flatten
 
 CASES = ("persistent", "mixed", "noisy", "homogeneous")
 
@@ -134,7 +134,6 @@ def noise_schedule(args, size, seed, rows=20000):
 def train(hvd, comm, spec, sampler_kind, task, seed, args, case):
     """One method, one seed; rank 0 gets the run's record."""
     import torch
-    from torch.nn.utils import vector_to_parameters
     from torch.utils.data.distributed import DistributedSampler
     rank, size = comm.Get_rank(), comm.Get_size()
     model, method = registry.build_for_task(spec, task, seed, hvd, size, args.tau)
@@ -191,8 +190,7 @@ def train(hvd, comm, spec, sampler_kind, task, seed, args, case):
         t2 = time.perf_counter()
         off_clock += t2 - t1
         past = t2 - t0 - off_clock >= args.budget
-        total = hvd.allreduce(torch.tensor([value, float(past)], dtype=torch.float64),
-                              op=hvd.Sum, name="epoch_loop.metric").tolist()
+        total = torch_sum(hvd, [value, float(past)], "epoch_loop.metric")
         t3 = time.perf_counter()
         epochs.append(dict(samples=sum(len(b) for b in batches), steps=len(batches),
                            train_s=t1 - e_start, idle_s=t3 - t2,
@@ -206,28 +204,8 @@ def train(hvd, comm, spec, sampler_kind, task, seed, args, case):
     method.finish()
     engine = comm.gather(method.contributions() if hasattr(method, "contributions")
                          else None, root=0)
-    check = task.make_model(seed)
-
-    def accuracy(flat):
-        vector_to_parameters(torch.from_numpy(flat), check.parameters())
-        return task.accuracy(check)
-    return run_record(comm, snaps, accuracy, steps, wall, epochs, engine, args.interval,
-                      busy)
-
-
-def run_record(comm, snaps, accuracy, steps, wall, epochs, engine, interval, busy):
-    """Off the clock: the run's curve, pace and per-epoch records, on rank 0."""
-    # Snapshots were sized for the longest run; keep the slots up to the slowest
-    # rank's end (the same count everywhere: their average is an allreduce).
-    from mpi4py import MPI
-    snaps.slots = min(snaps.slots, comm.allreduce(int(wall / interval) + 1, op=MPI.MAX))
-    snaps.store = snaps.store[:snaps.slots + 1]
-    per_rank = comm.gather(epochs, root=0)
-    samples = comm.gather(sum(e["samples"] for e in epochs), root=0)
-    return after_clock(comm, snaps, accuracy, steps, wall,
-                       None if per_rank is None else
-                       {"epochs_per_rank": per_rank, "samples_per_s": sum(samples) / wall,
-                        "engine_per_rank": engine, "cpu_busy": busy})
+    return run_record(comm, snaps, torch_accuracy(task, seed), steps, wall, epochs,
+                      engine, args.interval, busy)
 
 
 def idle_share(rec, fast):
@@ -350,8 +328,7 @@ def report(case, task_name, runs, methods, target, size, rising):
         out = []
         for s, r in mine.items():
             tb = time_to_target(other[s], target) if s in other else math.inf
-            out.append(time_to_target(r, target) / tb if tb not in (0, math.inf)
-                       else math.nan)
+            out.append(ratio(time_to_target(r, target), tb))
         return out
     for m in methods:
         mine = {r["seed"]: r for r in runs if r["method"] == m}

@@ -328,16 +328,6 @@ def start_keras():
     return argparse.Namespace(hvd=hvd, hvd_tf=hvd_tf, hvd_keras=hvd_keras, np=np, tf=tf)
 
 
-def keras_mlp(tf, prefix, seed, inputs, layers):
-    """A Keras MLP seeded with ``seed``; ``layers``: [(name suffix, units)], ReLU but
-    the last. Names equal on every rank: Horovod names its collectives after them."""
-    tf.keras.utils.set_random_seed(seed)
-    return tf.keras.Sequential([tf.keras.layers.Input((inputs,))] + [
-        tf.keras.layers.Dense(units, activation="relu" if i < len(layers) - 1 else None,
-                              name=f"{prefix}_{suffix}")
-        for i, (suffix, units) in enumerate(layers)], name=prefix)
-
-
 def stop_gloo():
     """Ends init_gloo's process group, if this process started one."""
     dist = sys.modules.get("torch.distributed")

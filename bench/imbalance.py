@@ -17,6 +17,7 @@ import math
 import os
 import time
 
+from adapters import keras_mlp
 import harness
 import methods as registry
 import plot
@@ -331,8 +332,8 @@ class Keras:
     def build(self, spec, trial, args):
         tf = self.k.tf
         # Seed 1234: the same initial model for every method.
-        model = harness.keras_mlp(tf, f"m{args.methods.index(spec)}_t{trial}", 1234,
-                                  IN_FEATURES, [("hidden", HIDDEN), ("out", CLASSES)])
+        model = keras_mlp(tf, f"m{args.methods.index(spec)}_t{trial}", 1234,
+                          IN_FEATURES, [("hidden", HIDDEN), ("out", CLASSES)])
         opt, _, _ = registry.build_keras(
             spec, tf.keras.optimizers.SGD(learning_rate=0.01), self.k.hvd,
             self.k.hvd_keras, args.sync_period,

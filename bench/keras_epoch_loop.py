@@ -7,9 +7,9 @@ horovod_wagma.keras.BalancedSequence (``+balanced``). The mlp task only, Keras 2
 import itertools
 import time
 
-from epoch_loop import run_record
+from adapters import keras_accuracy, keras_flatten, keras_mlp_and_optimizer, keras_sum
 from host_load import HostLoad
-from time_to_accuracy import Snapshots, keras_accuracy, keras_flatten, keras_mlp_and_optimizer
+from measure import Snapshots, run_record
 
 _runs = itertools.count()  # names each run's model (Horovod names collectives by it)
 
@@ -118,14 +118,13 @@ class _EpochLoopClock:
             def on_epoch_end(self, epoch, logs=None):
                 c = self.clock
                 past = c.now() >= budget
-                total = hvd_tf.allreduce(tf.constant([float(past)], tf.float64),
-                                         op=hvd_tf.Sum, name="epoch_loop.budget")
+                total = keras_sum(tf, hvd_tf, [float(past)], "epoch_loop.budget")
                 end = c.now()
                 c.epochs.append(dict(samples=len(seq.indices),
                                      steps=c.batches, train_s=c.last - c.e_start,
                                      idle_s=end - c.last, end=end,
                                      throughputs=getattr(seq, "throughputs", None)))
                 c.wall = end
-                if float(total.numpy()[0]) > 0:
+                if total[0] > 0:
                     self.model.stop_training = True
         return Clock()

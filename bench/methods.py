@@ -27,7 +27,10 @@
 The paper's WAGMA is ``wagma:rounds=blocking``. A benchmark names the families and
 keys it supports (``check``); a value missing from a spec falls back to the
 benchmark's default for that key (e.g. its ``--sync-period``), then the library's.
+The methods' interface and its base class ``Horovod``: bench/method_base.py.
 """
+from method_base import Horovod
+
 WAGMA_KEYS = {"rule": "averaging", "state": "average_optimizer_state",
               "rounds": "global_rounds", "S": "group_size", "tau": "sync_period",
               "stale": "max_staleness", "wa": "wait_avoiding",
@@ -184,25 +187,6 @@ def build_torch(spec, model, inner, hvd, size, defaults, wagma_defaults=None,
     return Wagma(model, _wagma_optimizer(hvd, inner, opts,
                                          named_parameters=model.named_parameters()),
                  opts.get("outer"))
-
-
-class Horovod:
-    lockstep = True
-
-    def __init__(self, opt, tau):
-        self.opt, self.tau = opt, tau
-
-    def step(self):
-        self.opt.step()
-
-    def zero_grad(self):
-        self.opt.zero_grad()
-
-    def synced(self, i):
-        return i % self.tau == 0
-
-    def finish(self):
-        pass
 
 
 class Averaged(Horovod):

@@ -1,6 +1,6 @@
 """The real peers as benchmark methods, from their own packages (``make bench-peers``):
 torchft's ``LocalSGD`` and ``DiLoCo`` (torchft 0.2.0) and hivemind's ``Optimizer``
-(hivemind 1.1.12). Each object has the interface of bench/methods.py's methods
+(hivemind 1.1.12). Each object has the interface of bench/method_base.py's methods
 (``zero_grad``, ``step``, ``lockstep``, ``synced(i)``, ``finish``); the benchmark's
 own loop drives them, with its clock, compute sleep and Horovod evaluations.
 
@@ -25,7 +25,7 @@ import os
 import uuid
 from datetime import timedelta
 
-from methods import Horovod
+from method_base import Horovod
 
 # torchft's Rust side logs every quorum at INFO; warnings and errors still show.
 os.environ.setdefault("RUST_LOG", "warn")
@@ -54,7 +54,7 @@ def _run_name(comm):
 
 
 class _Method(Horovod):
-    """The bench/methods.py interface around a local torch optimizer ``opt``; the
+    """The bench/method_base.py interface around a local torch optimizer ``opt``; the
     peer's own code hooks or wraps ``opt.step``. Both torchft classes synchronise
     after every tau-th step."""
 

@@ -26,9 +26,11 @@ import math
 import statistics
 import time
 
+from adapters import torch_accuracy
 import harness
-import methods as registry
 from host_load import HostLoad, fmt_busy
+from measure import ratio
+import methods as registry
 import tasks as task_lib
 from table import fmt_spread, print_table, spread
 
@@ -71,8 +73,7 @@ def parse_args(argv=None):
 def train(hvd, comm, spec, task, seed, batches, args):
     """One method on one seed: every rank's snapshots, scored; curves on rank 0."""
     import numpy as np
-    import torch
-    from torch.nn.utils import parameters_to_vector, vector_to_parameters
+    from torch.nn.utils import parameters_to_vector
     rank, size = comm.Get_rank(), comm.Get_size()
     model, method = registry.build_for_task(spec, task, seed, hvd, size, args.tau)
     at = [0] + list(range(args.eval_offset or args.eval_every, args.steps + 1,
@@ -102,11 +103,7 @@ def train(hvd, comm, spec, task, seed, batches, args):
     sq_sum = np.empty_like(sq)
     comm.Allreduce(sq, sq_sum, op=MPI.SUM)
     spread_ = np.sqrt(sq_sum / size) / np.maximum(np.linalg.norm(mean, axis=1), 1e-12)
-    check = task.make_model(seed)
-
-    def accuracy(flat):
-        vector_to_parameters(torch.from_numpy(np.ascontiguousarray(flat)), check.parameters())
-        return task.accuracy(check)
+    accuracy = torch_accuracy(task, seed)
     own = np.array([accuracy(x) for x in mine])
     own_mean = np.empty_like(own)
     comm.Allreduce(own, own_mean, op=MPI.SUM)
@@ -130,10 +127,6 @@ def at_step(run, key, step):
     """The score at the snapshot nearest to ``step`` (at or after it)."""
     k = next((k for k, s in enumerate(run["steps"]) if s >= step), -1)
     return run[key][k]
-
-
-def ratio(a, b):
-    return math.nan if b in (0, math.inf) else a / b
 
 
 def analyse_case(runs, methods, target):

@@ -21,10 +21,14 @@ import os
 import statistics
 import time
 
+from adapters import keras_accuracy, keras_flatten, keras_mlp_and_optimizer, keras_sum, \
+    torch_accuracy, torch_flatten, torch_sum
 import harness
+from host_load import fmt_busy
+from measure import Evaluation, Snapshots, after_clock, clocked_run, final_accuracy, ratio, \
+    time_to_target
 import methods as registry
 import plot
-from host_load import HostLoad, fmt_busy
 import tasks as task_lib
 from table import fmt_spread, fmt_time, print_table, spread
 
@@ -87,134 +91,7 @@ def parse_args(argv=None):
     return args
 
 
-# -- the clock ------------------------------------------------------------------------
-class Snapshots:
-    """Copies of the model at times interval, 2 interval, ..., budget (and 0): at the
-    end of each step, every slot time the step spanned gets the model from before the
-    step, which is the model the rank had at that time. ``flatten(out)`` writes the
-    model into ``out``, a float32 numpy vector of ``numel`` elements (any framework)."""
-
-    def __init__(self, flatten, numel, interval, budget):
-        import numpy as np
-        self.flatten = flatten
-        self.interval = interval
-        self.slots = int(budget / interval + 1e-9)
-        self.store = np.empty((self.slots + 1, numel), np.float32)
-        self.prev = 0   # the slot holding the model from before the step under way
-        self.flatten(self.store[0])
-        self.filled = 1
-
-    def before_step(self):
-        self.prev = self.filled if self.filled <= self.slots else None
-        if self.prev is not None:
-            self.flatten(self.store[self.prev])
-
-    def after_step(self, now):
-        if self.prev is None:
-            return
-        while self.filled <= self.slots and self.filled * self.interval <= now:
-            if self.filled != self.prev:
-                self.store[self.filled] = self.store[self.prev]
-            self.filled += 1
-
-    def finish(self):
-        """Slots after the rank's last step: its final model."""
-        while self.filled <= self.slots:
-            self.flatten(self.store[self.filled])
-            self.filled += 1
-
-
-class Evaluation:
-    """Every ``every`` steps, on every rank at the same step count, an evaluation whose
-    metric is averaged through a Horovod collective (as Horovod's examples'
-    ``metric_average``). ``metric()`` computes this rank's number; ``allreduce(values)``
-    sums a list of floats over the ranks through Horovod. The collective also carries
-    "past the budget?", so every rank stops at the same evaluation."""
-
-    def __init__(self, every, metric, allreduce):
-        self.every, self.metric, self.allreduce = every, metric, allreduce
-        self.compute_s = 0.0  # the metric's own compute, kept off the clock
-        self.collective_s = 0.0  # time in the collective, waits included: on the clock
-
-    def __call__(self, past_budget):
-        """Runs one evaluation; returns whether any rank is past the budget."""
-        t0 = time.perf_counter()
-        value = self.metric()
-        t1 = time.perf_counter()
-        total = self.allreduce([value, 1.0 if past_budget else 0.0])
-        self.compute_s += t1 - t0
-        self.collective_s += time.perf_counter() - t1
-        return total[1] > 0
-
-
-def clocked_run(comm, budget, snaps, one_step, lockstep, synced, evaluation=None):
-    """A barrier, then ``one_step(i)`` (the compute sleep and training step i) until the
-    budget; with an ``Evaluation`` all stop together at the first one past the budget,
-    without one lockstep methods agree on stopping where ``synced(i)``. Returns
-    (steps, wall seconds without the evaluations' compute, the host's CPU busy share)."""
-    from mpi4py import MPI
-    steps = 0
-    comm.Barrier()
-    load = HostLoad()
-    t0 = time.perf_counter()
-    while True:
-        snaps.before_step()
-        one_step(steps)
-        now = time.perf_counter() - t0 - (evaluation.compute_s if evaluation else 0.0)
-        snaps.after_step(now)
-        steps += 1
-        if evaluation is not None:
-            if steps % evaluation.every == 0 and evaluation(now >= budget):
-                break
-        elif lockstep:
-            if synced(steps - 1) and comm.allreduce(now >= budget, op=MPI.LOR):
-                break
-        elif now >= budget:
-            break
-    return (steps, time.perf_counter() - t0 - (evaluation.compute_s if evaluation else 0.0),
-            load.busy_share())
-
-
-def evaluate_snapshots(snaps, accuracy, comm):
-    """[[time, accuracy(rank-averaged snapshot)], ...] on rank 0 (None elsewhere);
-    ``accuracy(flat)`` evaluates one flat model, the snapshots are split over ranks."""
-    import numpy as np
-    from mpi4py import MPI
-    rank, size = comm.Get_rank(), comm.Get_size()
-    avg = np.empty_like(snaps.store)
-    comm.Allreduce(snaps.store, avg, op=MPI.SUM)
-    avg /= size
-    mine = {k: accuracy(avg[k]) for k in range(rank, len(avg), size)}
-    parts = comm.gather(mine, root=0)
-    if rank != 0:
-        return None
-    accs = {k: a for part in parts for k, a in part.items()}
-    return [[k * snaps.interval, accs[k]] for k in range(len(avg))]
-
-
-def after_clock(comm, snaps, accuracy, steps, wall, extra=None):
-    """Off the clock, after the rank's last step: the run's per-rank pace and its curve
-    (evaluate_snapshots), gathered on rank 0 (None elsewhere)."""
-    snaps.finish()
-    curve = evaluate_snapshots(snaps, accuracy, comm)
-    rates = comm.gather(steps / wall, root=0)
-    return None if rates is None else dict(steps_per_s_per_rank=rates,
-                                           steps_per_s=statistics.median(rates),
-                                           **(extra or {}), curve=curve)
-
-
-# -- the frameworks -------------------------------------------------------------------
-def torch_flatten(model):
-    """(flatten, numel) of a torch model's parameters, for Snapshots."""
-    import torch
-    params = list(model.parameters())
-
-    def flatten(out):
-        with torch.no_grad():
-            torch.cat([p.detach().reshape(-1) for p in params], out=torch.from_numpy(out))
-    return flatten, sum(p.numel() for p in params)
-
-
+# -- the frameworks (the shared pieces: adapters.py) ----------------------------------
 class Torch:
     def setup(self, comm):
         self.hvd = harness.start_torch()
@@ -227,7 +104,6 @@ class Torch:
     def train(self, spec, j, task, seed, args, run):
         """One method on one seed; returns the run's curve and pace (rank 0)."""
         import torch
-        from torch.nn.utils import vector_to_parameters
         hvd, comm, rank = self.hvd, run["comm"], run["rank"]
         model, method = registry.build_for_task(spec, task, seed, hvd, comm.Get_size(),
                                                 args.tau)
@@ -244,19 +120,14 @@ class Torch:
         def metric():
             with torch.no_grad():
                 return float(task.loss(model, batches[0]))
-        evaluation = Evaluation(args.eval_every, metric, lambda values: hvd.allreduce(
-            torch.tensor(values, dtype=torch.float64), op=hvd.Sum,
-            name="tta.eval").tolist()) \
+        evaluation = Evaluation(args.eval_every, metric,
+                                lambda values: torch_sum(hvd, values, "tta.eval")) \
             if args.eval_every and getattr(method, "meets_collectives", True) else None
         steps, wall, busy = clocked_run(comm, run["budget"], snaps, one_step,
                                         method.lockstep, method.synced, evaluation)
         rounds = method.rounds() if hasattr(method, "rounds") else None
         method.finish()
-        check = task.make_model(seed)
-
-        def accuracy(flat):
-            vector_to_parameters(torch.from_numpy(flat), check.parameters())
-            return task.accuracy(check)
+        accuracy = torch_accuracy(task, seed)
         waits = comm.gather(evaluation.collective_s if evaluation else 0.0, root=0)
         return after_clock(comm, snaps, accuracy, steps, wall,
                            {"eval_collective_s_per_rank": waits, "cpu_busy": busy,
@@ -300,9 +171,8 @@ class Keras:
         x0, y0 = x[batches[0]], y[batches[0]]
         evaluation = Evaluation(
             args.eval_every, lambda: float(loss_fn(y0, model(x0, training=False))),
-            lambda values: k.hvd_tf.allreduce(
-                tf.constant(values, tf.float64), op=k.hvd_tf.Sum,
-                name="tta.eval").numpy().tolist()) if args.eval_every else None
+            lambda values: keras_sum(tf, k.hvd_tf, values, "tta.eval")) \
+            if args.eval_every else None
         steps, wall, busy = clocked_run(comm, run["budget"], snaps, one_step, lockstep,
                                         synced, evaluation)
         if not lockstep:
@@ -314,61 +184,11 @@ class Keras:
         return [b.numpy() for b in task.batches(rank, size, data, rows, seed)]
 
 
-def keras_flatten(k, model):
-    """(flatten, numel) of a Keras model's trainable weights, for Snapshots."""
-    np, weights = k.np, model.trainable_variables
-    return (lambda out: np.concatenate([v.numpy().ravel() for v in weights], out=out),
-            sum(int(np.prod(v.shape)) for v in weights))
-
-
-def keras_mlp_and_optimizer(k, name, spec, task, seed, tau):
-    """(model, registry.build_keras's (optimizer, lockstep, synced)): the mlp task's
-    MLP named ``name`` (equal on every rank), rank 0's weights broadcast, and the
-    method ``spec`` around SGD with the task's learning rate and momentum."""
-    tf = k.tf
-    model = harness.keras_mlp(tf, name, seed, task.DIM,
-                              [("h1", 128), ("h2", 128), ("out", task.num_classes)])
-    k.hvd_tf.broadcast_variables(model.variables, root_rank=0)
-    return model, registry.build_keras(
-        spec, tf.keras.optimizers.SGD(learning_rate=task.lr, momentum=task.momentum),
-        k.hvd, k.hvd_keras, tau)
-
-
-def keras_accuracy(k, model, task):
-    """accuracy(flat): the test accuracy (%) of ``model`` with its trainable weights
-    set from the flat vector (a Snapshots row)."""
-    np, weights = k.np, model.trainable_variables
-    sizes = [int(np.prod(v.shape)) for v in weights]
-    x_test, y_test = task.x_test.numpy(), np.asarray(task.y_test)
-
-    def accuracy(flat):
-        for v, part in zip(weights, np.split(flat, np.cumsum(sizes)[:-1])):
-            v.assign(part.reshape(v.shape))
-        pred = np.argmax(model(x_test, training=False).numpy(), 1)
-        return 100.0 * float(np.mean(pred == y_test))
-    return accuracy
-
-
 # -- analysis -------------------------------------------------------------------------
-def time_to_target(run, target):
-    return next((t for t, acc in run["curve"] if acc >= target), math.inf)
-
-
 def sync_rounds(run):
     """', N-M sync rounds' (the range over ranks) for a method that counts them."""
     counts = [c for c in run.get("sync_rounds_per_rank") or () if c is not None]
     return f", {min(counts)}-{max(counts)} sync rounds" if counts else ""
-
-
-def final_accuracy(run):
-    accs = [acc for _, acc in run["curve"][-3:]]
-    return sum(accs) / len(accs)
-
-
-def ratio(a, b):
-    if b == math.inf or b == 0:
-        return math.nan
-    return a / b
 
 
 def analyse_case(runs, methods, target):

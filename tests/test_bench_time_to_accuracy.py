@@ -10,7 +10,9 @@ import pytest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "bench"))
 import time_to_accuracy as tta  # noqa: E402
+import measure  # noqa: E402  (bench/measure.py: the benchmarks' clock and snapshots)
 import methods  # noqa: E402  (bench/methods.py: the one method syntax)
+from adapters import torch_flatten  # noqa: E402
 
 
 def test_snapshot_slots_hold_the_model_before_the_step_that_spans_them():
@@ -18,7 +20,7 @@ def test_snapshot_slots_hold_the_model_before_the_step_that_spans_them():
     model = torch.nn.Linear(1, 1, bias=False)
     with torch.no_grad():
         model.weight.fill_(0.0)
-    snaps = tta.Snapshots(*tta.torch_flatten(model), interval=1.0, budget=5.0)
+    snaps = measure.Snapshots(*torch_flatten(model), interval=1.0, budget=5.0)
     # Steps end at 0.5, 2.7 (spans slots 1 and 2), 2.9, 4.2 (spans 3 and 4); the
     # model after step k is k.
     for k, end in enumerate([0.5, 2.7, 2.9, 4.2], start=1):
@@ -53,7 +55,7 @@ def test_analysis_ratios_per_seed_and_best_local_baseline():
     assert tta.verdict(case, rows["wagma"], best) == "met"
     assert tta.verdict(case, rows["hier"], best) == "MISSED"  # 0.6x Horovod, 1.3x local
     assert tta.verdict(("mlp", "iid", "persistent"), rows["hier"], best) == "met"
-    assert tta.final_accuracy(runs[0]) == pytest.approx((10 + 91 + 92) / 3)
+    assert measure.final_accuracy(runs[0]) == pytest.approx((10 + 91 + 92) / 3)
 
 
 @pytest.mark.parametrize("spec,error", [
@@ -114,10 +116,11 @@ def test_the_clock_evaluates_through_the_collective_and_stops_together():
         # Another rank is past the budget from the third evaluation on.
         return [values[0] * 2, values[1] + (1.0 if len(calls) >= 3 else 0.0)]
 
-    evaluation = tta.Evaluation(4, metric, allreduce)
-    steps, wall, busy = tta.clocked_run(Comm(), budget=100.0, snaps=Snaps(),
-                                        one_step=lambda i: time.sleep(0.01), lockstep=True,
-                                        synced=lambda i: True, evaluation=evaluation)
+    evaluation = measure.Evaluation(4, metric, allreduce)
+    steps, wall, busy = measure.clocked_run(Comm(), budget=100.0, snaps=Snaps(),
+                                            one_step=lambda i: time.sleep(0.01),
+                                            lockstep=True, synced=lambda i: True,
+                                            evaluation=evaluation)
     assert steps == 12 and len(calls) == 3
     assert 0.0 <= busy <= 1.0
     assert all(c[1] == 0.0 for c in calls)  # this rank never was past the budget

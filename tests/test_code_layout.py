@@ -3,6 +3,7 @@
 Each rule keeps one fact in one place, so that changing the fact means changing one
 file: the global-round rule lives in the engine's round_plan.h and Python's
 common/rounds.py (tests/ keeps its own, independent oracle)."""
+import ast
 import os
 import re
 
@@ -65,3 +66,101 @@ def test_the_global_round_rule_is_written_once_per_language():
 def test_round_plan_users_import_it(rel):
     with open(os.path.join(ROOT, rel)) as f:
         assert "from horovod_wagma.common.rounds import is_global_round" in f.read(), rel
+
+
+# bench/: the benchmarks (scripts) over shared harness modules, with no import circle.
+BENCH = os.path.join(ROOT, "bench")
+
+
+def _bench_modules():
+    """{module name: parsed ast} of every bench/*.py."""
+    modules = {}
+    for name in sorted(os.listdir(BENCH)):
+        if name.endswith(".py"):
+            with open(os.path.join(BENCH, name), encoding="utf-8") as f:
+                modules[name[:-3]] = ast.parse(f.read(), name)
+    return modules
+
+
+def _bench_imports(tree, names):
+    """The bench modules (of ``names``) a module imports, at module level or inside a
+    function (a lazy import is an edge too): {imported module: first line}."""
+    found = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            targets = [node.module]
+        else:
+            continue
+        for target in targets:
+            top = target.split(".")[0]
+            if top in names:
+                found.setdefault(top, node.lineno)
+    return found
+
+
+def _is_script(tree):
+    """Whether a module has an ``if __name__ == "__main__":`` block at its top level."""
+    return any(isinstance(node, ast.If) and isinstance(node.test, ast.Compare)
+               and isinstance(node.test.left, ast.Name) and node.test.left.id == "__name__"
+               and any(isinstance(c, ast.Constant) and c.value == "__main__"
+                       for c in node.test.comparators)
+               for node in tree.body)
+
+
+def _cycle(graph):
+    """One import circle of ``graph`` ({module: {imported: line}}) as a list of modules,
+    first repeated last, or None."""
+    state = {}   # 1: on the current path, 2: done
+
+    def visit(node, path):
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return path[path.index(nxt):] + [nxt]
+            if nxt not in state:
+                found = visit(nxt, path)
+                if found:
+                    return found
+        path.pop()
+        state[node] = 2
+        return None
+    for start in sorted(graph):
+        if start not in state:
+            found = visit(start, [])
+            if found:
+                return found
+    return None
+
+
+def test_the_cycle_finder_finds_lazy_circles():
+    assert _cycle({"a": {"b": 1}, "b": {"c": 1}, "c": {}}) is None
+    assert _cycle({"a": {"b": 1}, "b": {"c": 1}, "c": {"a": 9}}) == ["a", "b", "c", "a"]
+    tree = ast.parse("import os\nimport b as x\n\ndef f():\n    from c.d import e\n")
+    assert _bench_imports(tree, {"b", "c"}) == {"b": 2, "c": 5}
+
+
+def test_bench_has_no_import_cycles():
+    """No bench module imports one that imports it back, directly or around a circle,
+    counting imports inside functions: shared pieces live in a module below both
+    (measure.py, adapters.py, method_base.py)."""
+    modules = _bench_modules()
+    graph = {name: _bench_imports(tree, set(modules) - {name})
+             for name, tree in modules.items()}
+    circle = _cycle(graph)
+    assert circle is None, "bench/ has an import circle: " + ", ".join(
+        f"{a}.py:{graph[a][b]} imports {b}" for a, b in zip(circle, circle[1:]))
+
+
+def test_bench_scripts_are_not_libraries():
+    """A benchmark a user runs (a module with ``if __name__ == "__main__"``) is imported
+    by no other bench module: what two benchmarks share lives in a harness module."""
+    modules = _bench_modules()
+    scripts = {name for name, tree in modules.items() if _is_script(tree)}
+    assert {"time_to_accuracy", "epoch_loop", "steps_to_accuracy", "imbalance"} <= scripts
+    found = [f"bench/{name}.py:{line}: imports the script {script}.py"
+             for name, tree in modules.items()
+             for script, line in _bench_imports(tree, scripts - {name}).items()]
+    assert not found, "\n".join(found)
