@@ -7,7 +7,7 @@
 // Engine is the conductor: it is the only class that sends messages (control
 // messages through its ControlChannel, reductions it starts), and it owns the
 // classes that each keep one concern (docs/design.md, section 4.3):
-//   Transport           the seam to MPI (transport.h; MpiTransport today)
+//   Transport           the seam to the network (transport.h; MpiTransport, GlooTransport)
 //   EngineSettings      everything read from the environment
 //   RequestQueue, JoinSlot   app threads -> loop; the join() in progress
 //   ProgressPacer       spin, yield or sleep between passes

@@ -87,7 +87,8 @@ class _WagmaTorchMixin:
         on_sync = list(self._named_buffers)
         # quasi_global: the rebuilt buffers are averaged at global rounds too, so
         # each rank's share of a global round's pull does not live on in its own
-        # momentum (measured: without it, 73-75% instead of 86% on bench's mlp task).
+        # momentum, which held the mlp task's accuracy well below its plateau
+        # (docs/benchmarks-history.md, "How the optimizers' defaults were chosen").
         if self._state_averaging in ("on_sync", "quasi_global"):
             on_sync += [s for p in self._params() for s in self._state_tensors(p)]
         if self._drift:
