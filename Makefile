@@ -38,8 +38,15 @@ test-unstable: install
 # kernels (half types summed in float32), the early activations kept for replay and
 # the counters behind stats() (staleness_max the largest, not the last), the join
 # slot (its first outcome stands), the loop pause's busy/starved/asleep verdict, and the
-# exact texts of the fault reports (every rank, round and count they name), without MPI:
-# plain g++, their own sources only.
+# exact texts of the fault reports (every rank, round and count they name), the
+# averaging rules' table and every rule's output in every dtype, the reductions (both
+# algorithms, every dtype, message cut, leaving out) over a loopback transport of N
+# ranks in one process, without MPI: plain g++, their own sources only.
+# The reductions and what they need, over the loopback transport (tests/loopback_transport.h).
+REDUCTION_SRC := cpp_ops/engine/group_reduction.cc cpp_ops/engine/direct_exchange_reduction.cc \
+	cpp_ops/engine/scatter_allgather_reduction.cc cpp_ops/engine/round_policy.cc \
+	cpp_ops/engine/averaging_rule.cc cpp_ops/engine/message_cut.cc cpp_ops/engine/buffer.cc \
+	cpp_ops/engine/data_type.cc
 UNIT_CXX := g++ -std=c++17 -O1 -Wall -Wextra -Werror -pthread -Icpp_ops/engine
 engine-unit-test:
 	mkdir -p build
@@ -60,11 +67,12 @@ engine-unit-test:
 		-o build/thread_schedstat_test
 	$(UNIT_CXX) cpp_ops/engine/engine_settings.cc cpp_ops/engine/progress_pacer.cc \
 		cpp_ops/engine/tests/engine_settings_test.cc -o build/engine_settings_test
-	$(UNIT_CXX) cpp_ops/engine/group_reduction.cc cpp_ops/engine/direct_exchange_reduction.cc \
-		cpp_ops/engine/scatter_allgather_reduction.cc cpp_ops/engine/round_policy.cc cpp_ops/engine/averaging_rule.cc \
-		cpp_ops/engine/message_cut.cc cpp_ops/engine/buffer.cc cpp_ops/engine/data_type.cc \
-		cpp_ops/engine/engine_settings.cc cpp_ops/engine/tests/reduction_choice_test.cc \
-		-o build/reduction_choice_test
+	$(UNIT_CXX) $(REDUCTION_SRC) cpp_ops/engine/engine_settings.cc \
+		cpp_ops/engine/tests/reduction_choice_test.cc -o build/reduction_choice_test
+	$(UNIT_CXX) $(REDUCTION_SRC) cpp_ops/engine/tests/reduction_test.cc -o build/reduction_test
+	$(UNIT_CXX) cpp_ops/engine/output_formula.cc cpp_ops/engine/round_policy.cc \
+		cpp_ops/engine/averaging_rule.cc cpp_ops/engine/data_type.cc \
+		cpp_ops/engine/tests/output_formula_test.cc -o build/output_formula_test
 	$(UNIT_CXX) cpp_ops/engine/registration_book.cc cpp_ops/engine/stream_spec.cc cpp_ops/engine/averaging_rule.cc \
 		cpp_ops/engine/data_type.cc cpp_ops/engine/tests/registration_book_test.cc \
 		-o build/registration_book_test
@@ -96,6 +104,8 @@ engine-unit-test:
 	build/peer_liveness_test
 	build/engine_settings_test
 	build/reduction_choice_test
+	build/reduction_test
+	build/output_formula_test
 	build/registration_book_test
 	build/join_coordinator_test
 	build/grace_window_test

@@ -6,6 +6,7 @@
 
 #include "engine.h"
 #include "message_tags.h"
+#include "output_formula.h"
 
 namespace wagma {
 
@@ -213,32 +214,13 @@ void Engine::FinishAppRound(Stream& s, int64_t round) {
   facts.self_included = rs.self_included;
   facts.contributed_x = contributed_x;
   facts.rule = rule;
-  switch (ChooseOutput(facts)) {
-    case OutputFormula::kMeanAlreadyInOutput:
-      break;
-    case OutputFormula::kMean:
-      std::memcpy(out, rs.mean.data(), bytes);
-      break;
-    case OutputFormula::kPaper:
-      PaperAverage(s.spec.dtype, rs.mean.data(), x, g, n, out);
-      break;
-    case OutputFormula::kFreshCorrection:
-      FreshCorrection(s.spec.dtype, rs.mean.data(), rs.contribution, x, g, n, out);
-      break;
-    case OutputFormula::kContributionDelta:
-      FreshCorrection(s.spec.dtype, rs.mean.data(), rs.contribution, x, 1, n, out);
-      break;
-    case OutputFormula::kInput:
-      if (out != x) std::memcpy(out, x, bytes);
-      break;
-    case OutputFormula::kLocalCorrection: {
-      // The member takes the mean and keeps its own progress since the value its
-      // engine held, without the corrections it already applied since.
-      const void* base = rs.local_base.empty() ? rs.contribution : rs.local_base.data();
-      FreshCorrection(s.spec.dtype, rs.mean.data(), base, x, 1, n, out);
-      break;
-    }
-  }
+  OutputOperands ops;
+  ops.m = rs.mean.data();
+  ops.c = rs.contribution;
+  ops.x = x;
+  ops.base = rs.local_base.empty() ? nullptr : rs.local_base.data();
+  ops.g = g;
+  ApplyOutputFormula(ChooseOutput(facts), s.spec.dtype, ops, n, out);
   for (RoundState* r : later) AddScaled(s.spec.dtype, out, +1, n, r->local_base.data());
   if (!s.skipped_delta.empty()) {  // 'delta': the rounds the app skipped moved it too
     AddScaled(s.spec.dtype, s.skipped_delta.data(), +1, n, out);

@@ -316,6 +316,42 @@ MUTANTS = [
                  "ctypes.byref(code)) >= 0:")],
          tests=["tests/test_optimizer_core.py::test_averaging_rules_are_the_engines_table"],
          bug="Python reads the engine's table off by one: 'fresh' is refused"),
+    # --- issue 55: the engine unit tests on the loopback transport --------------------
+    # Each is for make engine-unit-test (reduction_test.cc, output_formula_test.cc); the
+    # multi-rank test named is a second line of defence.
+    dict(id="sa-chunk-remainder-lost", file="cpp_ops/engine/scatter_allgather_reduction.cc",
+         edits=[("  return jj * q + (jj < r ? jj : r);", "  return jj * q;")],
+         tests=["tests/test_gossip.py::test_gossip_matches_exact_trajectory"],
+         bug="reduce-scatter chunks ignore the remainder: the last count % g elements are "
+             "never averaged"),
+    dict(id="reduction-keeps-left-out-values", file="cpp_ops/engine/group_reduction.cc",
+         edits=[("    if (inclusion.included[j]) kept.push_back((*srcs)[j]);",
+                 "    kept.push_back((*srcs)[j]);")],
+         tests=["tests/test_global_rounds.py::test_a_left_out_member_and_the_others_get_exact_values"],
+         bug="a value decided left out still goes into the mean (the count says otherwise)"),
+    dict(id="message-cut-ignores-scope", file="cpp_ops/engine/message_cut.cc",
+         edits=[("  if (!remote && !cut_local_) return 1;", "  if (!remote) return 1;")],
+         tests=["tests/test_gossip.py::test_gossip_matches_exact_trajectory"],
+         bug="HOROVOD_WAGMA_FRAGMENT_SCOPE=all no longer cuts messages within a node"),
+    dict(id="delta-output-divides-by-g", file="cpp_ops/engine/output_formula.cc",
+         edits=[("      FreshCorrection(dtype, ops.m, ops.c, ops.x, 1, n, out);\n      break;\n"
+                 "    case OutputFormula::kInput:",
+                 "      FreshCorrection(dtype, ops.m, ops.c, ops.x, ops.g, n, out);\n      break;\n"
+                 "    case OutputFormula::kInput:")],
+         tests=["tests/test_global_rounds.py::test_delta_moves_sum_to_zero_over_the_ranks"],
+         bug="'delta' moves x by (m - c)/g instead of m - c: the drift variates' moves no "
+             "longer sum to zero"),
+    dict(id="local-output-ignores-base", file="cpp_ops/engine/output_formula.cc",
+         edits=[("ops.base != nullptr ? ops.base : ops.c", "ops.c")],
+         tests=["tests/test_stale_join.py"],
+         bug="'local' keeps x - c instead of x - base: corrections already applied count "
+             "again as the rank's progress"),
+    dict(id="add-scaled-always-adds", file="cpp_ops/engine/data_type.cc",
+         edits=[("    for (size_t i = 0; i < len; ++i) ac[i] += A(scale) * aa[i];",
+                 "    for (size_t i = 0; i < len; ++i) ac[i] += aa[i];")],
+         tests=["tests/test_stale_join.py"],
+         bug="AddScaled ignores its sign: 'local''s bases add the input they should "
+             "subtract"),
     # --- issue 53: documented behaviours no mutant guarded before ------------------
     dict(id="sync-skips-state", file="horovod_wagma/torch/optimizer.py",
          edits=[("tensors = [t for bucket in self._bucketed(self._state_averaging != \"never\")",

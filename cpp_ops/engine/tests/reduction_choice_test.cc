@@ -3,18 +3,17 @@
 // (65536) a group exchanges everything in one step; above it, reduce-scatter then
 // allgather (two steps, each member sending only chunks); groups of two switch at
 // pair_scatter_bytes (8 MiB) instead. The reductions run for real, every member in
-// this process over an in-memory transport that records each step's sends, so the
-// test sees the steps and message sizes the peers would, and checks the mean.
+// this process over the loopback transport (loopback_transport.h), which records each
+// step's sends, so the test sees the steps and message sizes the peers would, and
+// checks the mean.
 #include <cstdlib>
 #include <cstring>
-#include <deque>
-#include <map>
 #include <memory>
-#include <tuple>
 #include <vector>
 
 #include "buffer.h"
 #include "check.h"
+#include "loopback_transport.h"
 #include "direct_exchange_reduction.h"
 #include "engine_settings.h"
 #include "group_reduction.h"
@@ -24,104 +23,21 @@ using namespace wagma;
 
 namespace {
 
-// Messages in flight, by (source, destination, tag), in the order they were sent.
-struct Network {
-  std::map<std::tuple<int, int, int>, std::deque<std::vector<char>>> queues;
-};
-
-// What one member posted: per step (between Clear() calls), the bytes of each send.
-struct Trace {
-  std::vector<std::vector<size_t>> steps;
-};
-
-class FakeRequests : public RequestList {
- public:
-  FakeRequests(Network* net, int me, Trace* trace) : net_(net), me_(me), trace_(trace) {}
-  void PostReceive(void* buf, size_t bytes, int peer, int tag) override {
-    receives_.push_back({buf, bytes, peer, tag, false});
-  }
-  // Sends are buffered: they complete at once.
-  void PostSend(const void* buf, size_t bytes, int peer, int tag) override {
-    const char* p = static_cast<const char*>(buf);
-    net_->queues[{me_, peer, tag}].emplace_back(p, p + bytes);
-    trace_->steps.back().push_back(bytes);
-  }
-  bool Done() override {
-    bool all = true;
-    for (Receive& r : receives_) {
-      if (r.done) continue;
-      auto& q = net_->queues[{r.peer, me_, r.tag}];
-      if (q.empty()) {
-        all = false;
-        continue;
-      }
-      CHECK_EQ(q.front().size(), r.bytes);
-      if (q.front().size() == r.bytes) std::memcpy(r.buf, q.front().data(), r.bytes);
-      q.pop_front();
-      r.done = true;
-    }
-    return all;
-  }
-  void Clear() override {
-    receives_.clear();
-    trace_->steps.emplace_back();
-  }
-  void CancelReceives() override { receives_.clear(); }
-  std::vector<PendingMessage> Pending() override { return {}; }
-
- private:
-  struct Receive {
-    void* buf;
-    size_t bytes;
-    int peer;
-    int tag;
-    bool done;
-  };
-  Network* net_;
-  int me_;
-  Trace* trace_;
-  std::vector<Receive> receives_;
-};
-
-class FakeTransport : public Transport {
- public:
-  FakeTransport(Network* net, int rank, int size) : net_(net), rank_(rank), size_(size) {}
-  int rank() const override { return rank_; }
-  int size() const override { return size_; }
-  std::unique_ptr<RequestList> NewRequestList() override {
-    return std::make_unique<FakeRequests>(net_, rank_, &trace);
-  }
-  void SendControl(int, int, std::string) override {}
-  bool ReceiveControl(int*, int*, std::string*) override { return false; }
-  bool FlushControl() override { return true; }
-  std::vector<bool> RemoteRanks() override { return std::vector<bool>(size_, false); }
-  void AllreduceMinMax(const int64_t*, int64_t*, int64_t*, int) override {}
-  void StartBarrier() override {}
-  bool BarrierDone() override { return true; }
-  void Close() override {}
-
-  Trace trace;
-
- private:
-  Network* net_;
-  int rank_, size_;
-};
-
 enum class Algorithm { kDirect, kScatterAllgather };
 
 // Runs one round of `count` float32 over a group of `g` members with `thresholds`;
 // checks every member's mean and that all members took the same algorithm; returns it.
 // `steps`: the message steps the round took (on member 0).
 Algorithm Run(int g, size_t count, const ReductionThresholds& thresholds, int* steps) {
-  Network net;
+  loopback::Network net(g);
   BufferPool pool(0);
-  std::vector<std::unique_ptr<FakeTransport>> transports;
+  std::vector<std::unique_ptr<loopback::LoopbackTransport>> transports;
   std::vector<std::vector<float>> inputs(g), results(g);
   std::vector<std::unique_ptr<GroupReduction>> reductions;
   std::vector<int> members(g);
   for (int j = 0; j < g; ++j) members[j] = j;
   for (int j = 0; j < g; ++j) {
-    transports.push_back(std::make_unique<FakeTransport>(&net, j, g));
+    transports.push_back(std::make_unique<loopback::LoopbackTransport>(&net, j));
     // Member j contributes 2 * g * (j + 1) + i % 7: the mean, g * (g + 1) + i % 7, is
     // exact in float32.
     inputs[j].resize(count);
@@ -156,17 +72,18 @@ Algorithm Run(int g, size_t count, const ReductionThresholds& thresholds, int* s
       exact = results[j][i] == float(g * (g + 1) + int(i % 7));
   }
   CHECK(exact);
+  CHECK_EQ(net.size_mismatches(), 0);  // every message the size its receive expects
   const bool direct = dynamic_cast<DirectExchangeReduction*>(reductions[0].get()) != nullptr;
   for (int j = 1; j < g; ++j)
     CHECK((dynamic_cast<DirectExchangeReduction*>(reductions[j].get()) != nullptr) == direct);
   // Steps that sent something (a group of one sends nothing, in its one step).
   int sending = 0;
-  for (const auto& s : transports[0]->trace.steps) sending += s.empty() ? 0 : 1;
+  for (const auto& s : net.trace(0).steps) sending += s.empty() ? 0 : 1;
   *steps = sending;
   // What each step sent to each peer: the whole tensor in a direct exchange; a chunk
   // of about count / g elements in each step of reduce-scatter + allgather.
   const size_t bytes = count * sizeof(float);
-  for (const auto& s : transports[0]->trace.steps) {
+  for (const auto& s : net.trace(0).steps) {
     for (size_t sent : s) {
       if (direct) {
         CHECK_EQ(sent, bytes);
@@ -179,7 +96,7 @@ Algorithm Run(int g, size_t count, const ReductionThresholds& thresholds, int* s
   // BytesSent() is what it put on the wire, every step and every peer.
   for (int j = 0; j < g; ++j) {
     size_t wire = 0;
-    for (const auto& step : transports[j]->trace.steps)
+    for (const auto& step : net.trace(j).steps)
       for (size_t sent : step) wire += sent;
     CHECK_EQ(static_cast<size_t>(reductions[j]->BytesSent()), wire);
   }
