@@ -43,7 +43,7 @@ test-unstable: install
 # algorithms, every dtype, message cut, leaving out) over a loopback transport of N
 # ranks in one process, without MPI: plain g++, their own sources only.
 # The reductions and what they need, over the loopback transport (tests/loopback_transport.h).
-REDUCTION_SRC := cpp_ops/engine/group_reduction.cc cpp_ops/engine/direct_exchange_reduction.cc \
+REDUCTION_SRC := cpp_ops/engine/group_reduction.cc cpp_ops/engine/reduction_factory.cc cpp_ops/engine/direct_exchange_reduction.cc \
 	cpp_ops/engine/scatter_allgather_reduction.cc cpp_ops/engine/round_policy.cc \
 	cpp_ops/engine/averaging_rule.cc cpp_ops/engine/message_cut.cc cpp_ops/engine/buffer.cc \
 	cpp_ops/engine/data_type.cc

@@ -164,3 +164,44 @@ def test_bench_scripts_are_not_libraries():
              for name, tree in modules.items()
              for script, line in _bench_imports(tree, scripts - {name}).items()]
     assert not found, "\n".join(found)
+
+
+def _engine_include_graph():
+    """{unit: units it includes}, a unit being a stem of cpp_ops/engine/ (its .h and
+    .cc together), from `#include "..."` lines."""
+    engine = os.path.join(ROOT, "cpp_ops", "engine")
+    graph = {}
+    for name in os.listdir(engine):
+        if not name.endswith((".h", ".cc")):
+            continue
+        stem = name.rsplit(".", 1)[0]
+        with open(os.path.join(engine, name)) as f:
+            for inc in re.findall(r'#include "([^"]+)"', f.read()):
+                target = os.path.basename(inc).rsplit(".", 1)[0]
+                if target != stem and os.path.exists(os.path.join(engine, os.path.basename(inc))):
+                    graph.setdefault(stem, set()).add(target)
+    return graph
+
+
+def test_no_engine_include_runs_back_up():
+    """No unit of the engine includes, directly or through others, a unit that
+    includes it: a base class's files never include what derives from it (the
+    reduction factory lives apart from GroupReduction for that)."""
+    graph = _engine_include_graph()
+    cycles = []
+    state = {}
+
+    def visit(unit, path):
+        state[unit] = "open"
+        for nxt in sorted(graph.get(unit, ())):
+            if state.get(nxt) == "open":
+                cycles.append(" -> ".join(path[path.index(nxt):] + [nxt]))
+            elif nxt not in state:
+                visit(nxt, path + [nxt])
+        state[unit] = "done"
+
+    for unit in sorted(graph):
+        if unit not in state:
+            visit(unit, [unit])
+    assert not cycles, "engine units that include each other:\n" + "\n".join(cycles)
+    assert "reduction_factory" in graph and "direct_exchange_reduction" in graph["reduction_factory"]

@@ -24,8 +24,8 @@
 //   EngineMetrics       counters and timeline events
 // Its own code is split by concern: engine.cc (lifecycle, the loop, requests,
 // registration, activations), engine_rounds.cc (entering, joining and finishing
-// rounds, published values) and engine_faults.cc (failed rounds and streams,
-// goodbye, join(), stalls, liveness).
+// rounds, published values), engine_faults.cc (failed rounds and streams, goodbye,
+// stalls, liveness) and engine_join.cc (join()).
 #pragma once
 
 #include <atomic>
@@ -167,6 +167,11 @@ class Engine {
   // The app may free an input it gets back with an error: stop referencing it.
   void DetachPublished(Stream& s);
 
+  // engine_join.cc
+  void StartJoin();
+  void OnJoined(int source, int64_t generation, const std::string& payload);
+  void OnAllJoined(int last_rank, const std::string& payload);
+
   // engine_faults.cc
   void FailRound(Stream& s, int64_t round, const std::string& error);
   // Fails the stream on this rank for good, from round `from_round` on: earlier
@@ -191,9 +196,6 @@ class Engine {
   void TellVerdict(const std::string& verdict);
   // Marks `peer` lost (`how`: why); outside elastic, fails the rounds that need it.
   void LosePeer(int peer, const std::string& how);
-  void StartJoin();
-  void OnJoined(int source, int64_t generation, const std::string& payload);
-  void OnAllJoined(int last_rank, const std::string& payload);
   // Registrar: rejects streams whose round 0 waits for a rank that joined or left.
   void RejectUnreachableRegistrations();
   std::string RegistrarGone(const std::string& name) const;

@@ -7,6 +7,7 @@
 #include "engine.h"
 #include "message_tags.h"
 #include "output_formula.h"
+#include "reduction_factory.h"
 
 namespace wagma {
 

@@ -126,9 +126,4 @@ struct ReductionThresholds {
   size_t pair_scatter_bytes = 8 * 1024 * 1024;
 };
 
-// Picks the algorithm: DirectExchange for small tensors and (up to pair_scatter_bytes)
-// pairs, ScatterAllgather otherwise.
-std::unique_ptr<GroupReduction> MakeGroupReduction(ReductionArgs args,
-                                                   const ReductionThresholds& thresholds);
-
 }  // namespace wagma

@@ -137,7 +137,7 @@ MUTANTS = [
          tests=[LOST_ACTIVATION],
          bug="faults.md:84-85 (F52b): '...; rank 1 waits in it: joining it now' names the "
              "rank whose hold query arrived; it now names the joined rank itself (rank 0)"),
-    dict(id="detail2-join-view-joins-ended-counts-known-joined", file=FAULTS_CC,
+    dict(id="detail2-join-view-joins-ended-counts-known-joined", file="cpp_ops/engine/engine_join.cc",
          edits=[("  j.joins_ended = joins_.generation();",
                  "  j.joins_ended = static_cast<int64_t>(j.known_joined.size());")],
          tests=[LOST_ACTIVATION],

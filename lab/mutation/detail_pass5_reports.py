@@ -106,7 +106,7 @@ MUTANTS = [
              "Kept, the inspector warned about a failed round every window until the job "
              "ended ('waiting: [0, 2, 3]' though nobody waited), as before the fix"),
     dict(id="detail5-join-after-a-departure-waits-for-it",
-         file="cpp_ops/engine/engine_faults.cc",
+         file="cpp_ops/engine/engine_join.cc",
          edits=[("  if (roster_.first_departed() >= 0) {", "  if (false) {")],
          tests=[REPORTS + "::test_join_after_a_rank_left_names_it"],
          bug="faults.md (F1, F9): every fault ends in an error naming the rank; join() "

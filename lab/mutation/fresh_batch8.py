@@ -57,7 +57,7 @@ MUTANTS = [
              "wait-avoiding global rounds it is left out of the average once it is "
              "max_staleness rounds and steps behind (rounds_left_out grows on the joined "
              "rank), and its joins show up in contribution_age_* with ages of many rounds"),
-    dict(id="fresh8-joins-end-one-round-short", file="cpp_ops/engine/engine_faults.cc",
+    dict(id="fresh8-joins-end-one-round-short", file="cpp_ops/engine/engine_join.cc",
          edits=[("s.next_app_round = std::max(s.next_app_round, kv.second + 1);",
                  "s.next_app_round = std::max(s.next_app_round, kv.second);")],
          tests=["tests/test_uneven.py::test_repeated_joins_leave_blocking_rounds_exact",

@@ -17,6 +17,7 @@
 #include "direct_exchange_reduction.h"
 #include "engine_settings.h"
 #include "group_reduction.h"
+#include "reduction_factory.h"
 #include "scatter_allgather_reduction.h"
 
 using namespace wagma;

@@ -18,6 +18,7 @@
 #include "../data_type.h"
 #include "../direct_exchange_reduction.h"
 #include "../group_reduction.h"
+#include "../reduction_factory.h"
 #include "../message_cut.h"
 #include "../scatter_allgather_reduction.h"
 #include "check.h"
