@@ -43,59 +43,59 @@ test-unstable: install
 # algorithms, every dtype, message cut, leaving out) over a loopback transport of N
 # ranks in one process, without MPI: plain g++, their own sources only.
 # The reductions and what they need, over the loopback transport (tests/loopback_transport.h).
-REDUCTION_SRC := cpp_ops/engine/group_reduction.cc cpp_ops/engine/reduction_factory.cc cpp_ops/engine/direct_exchange_reduction.cc \
-	cpp_ops/engine/scatter_allgather_reduction.cc cpp_ops/engine/round_policy.cc \
-	cpp_ops/engine/averaging_rule.cc cpp_ops/engine/message_cut.cc cpp_ops/engine/buffer.cc \
-	cpp_ops/engine/data_type.cc
+REDUCTION_SRC := cpp_ops/engine/reduce/group_reduction.cc cpp_ops/engine/reduce/reduction_factory.cc cpp_ops/engine/reduce/direct_exchange_reduction.cc \
+	cpp_ops/engine/reduce/scatter_allgather_reduction.cc cpp_ops/engine/rounds/round_policy.cc \
+	cpp_ops/engine/rounds/averaging_rule.cc cpp_ops/engine/reduce/message_cut.cc cpp_ops/engine/reduce/buffer.cc \
+	cpp_ops/engine/reduce/data_type.cc
 UNIT_CXX := g++ -std=c++17 -O1 -Wall -Wextra -Werror -pthread -Icpp_ops/engine
 engine-unit-test:
 	mkdir -p build
-	$(UNIT_CXX) cpp_ops/engine/round_policy.cc cpp_ops/engine/averaging_rule.cc cpp_ops/engine/tests/round_policy_test.cc \
+	$(UNIT_CXX) cpp_ops/engine/rounds/round_policy.cc cpp_ops/engine/rounds/averaging_rule.cc cpp_ops/engine/tests/round_policy_test.cc \
 		-o build/round_policy_test
-	$(UNIT_CXX) cpp_ops/engine/averaging_rule.cc cpp_ops/engine/tests/averaging_rule_test.cc \
+	$(UNIT_CXX) cpp_ops/engine/rounds/averaging_rule.cc cpp_ops/engine/tests/averaging_rule_test.cc \
 		-o build/averaging_rule_test
-	$(UNIT_CXX) cpp_ops/engine/handle_table.cc cpp_ops/engine/timeline.cc \
+	$(UNIT_CXX) cpp_ops/engine/core/handle_table.cc cpp_ops/engine/observe/timeline.cc \
 		cpp_ops/engine/tests/handle_table_test.cc \
 		-o build/handle_table_test
 	$(UNIT_CXX) cpp_ops/engine/tests/majority_rule_test.cc -o build/majority_rule_test
-	$(UNIT_CXX) cpp_ops/engine/peer_liveness.cc cpp_ops/engine/stall_monitor.cc cpp_ops/engine/engine_settings.cc \
-		cpp_ops/engine/stall_inspector.cc cpp_ops/engine/stream_spec.cc cpp_ops/engine/averaging_rule.cc cpp_ops/engine/data_type.cc \
-		cpp_ops/engine/thread_schedstat.cc cpp_ops/engine/tests/peer_liveness_test.cc -o build/peer_liveness_test
-	$(UNIT_CXX) cpp_ops/engine/peer_liveness.cc cpp_ops/engine/stall_monitor.cc cpp_ops/engine/engine_settings.cc \
-		cpp_ops/engine/stall_inspector.cc cpp_ops/engine/stream_spec.cc cpp_ops/engine/averaging_rule.cc cpp_ops/engine/data_type.cc \
-		cpp_ops/engine/thread_schedstat.cc cpp_ops/engine/tests/thread_schedstat_test.cc \
+	$(UNIT_CXX) cpp_ops/engine/health/peer_liveness.cc cpp_ops/engine/health/stall_monitor.cc cpp_ops/engine/core/engine_settings.cc \
+		cpp_ops/engine/health/stall_inspector.cc cpp_ops/engine/core/stream_spec.cc cpp_ops/engine/rounds/averaging_rule.cc cpp_ops/engine/reduce/data_type.cc \
+		cpp_ops/engine/health/thread_schedstat.cc cpp_ops/engine/tests/peer_liveness_test.cc -o build/peer_liveness_test
+	$(UNIT_CXX) cpp_ops/engine/health/peer_liveness.cc cpp_ops/engine/health/stall_monitor.cc cpp_ops/engine/core/engine_settings.cc \
+		cpp_ops/engine/health/stall_inspector.cc cpp_ops/engine/core/stream_spec.cc cpp_ops/engine/rounds/averaging_rule.cc cpp_ops/engine/reduce/data_type.cc \
+		cpp_ops/engine/health/thread_schedstat.cc cpp_ops/engine/tests/thread_schedstat_test.cc \
 		-o build/thread_schedstat_test
-	$(UNIT_CXX) cpp_ops/engine/engine_settings.cc cpp_ops/engine/progress_pacer.cc \
+	$(UNIT_CXX) cpp_ops/engine/core/engine_settings.cc cpp_ops/engine/core/progress_pacer.cc \
 		cpp_ops/engine/tests/engine_settings_test.cc -o build/engine_settings_test
-	$(UNIT_CXX) $(REDUCTION_SRC) cpp_ops/engine/engine_settings.cc \
+	$(UNIT_CXX) $(REDUCTION_SRC) cpp_ops/engine/core/engine_settings.cc \
 		cpp_ops/engine/tests/reduction_choice_test.cc -o build/reduction_choice_test
 	$(UNIT_CXX) $(REDUCTION_SRC) cpp_ops/engine/tests/reduction_test.cc -o build/reduction_test
-	$(UNIT_CXX) cpp_ops/engine/output_formula.cc cpp_ops/engine/round_policy.cc \
-		cpp_ops/engine/averaging_rule.cc cpp_ops/engine/data_type.cc \
+	$(UNIT_CXX) cpp_ops/engine/rounds/output_formula.cc cpp_ops/engine/rounds/round_policy.cc \
+		cpp_ops/engine/rounds/averaging_rule.cc cpp_ops/engine/reduce/data_type.cc \
 		cpp_ops/engine/tests/output_formula_test.cc -o build/output_formula_test
-	$(UNIT_CXX) cpp_ops/engine/registration_book.cc cpp_ops/engine/stream_spec.cc cpp_ops/engine/averaging_rule.cc \
-		cpp_ops/engine/data_type.cc cpp_ops/engine/tests/registration_book_test.cc \
+	$(UNIT_CXX) cpp_ops/engine/core/registration_book.cc cpp_ops/engine/core/stream_spec.cc cpp_ops/engine/rounds/averaging_rule.cc \
+		cpp_ops/engine/reduce/data_type.cc cpp_ops/engine/tests/registration_book_test.cc \
 		-o build/registration_book_test
-	$(UNIT_CXX) cpp_ops/engine/join_coordinator.cc cpp_ops/engine/tests/join_coordinator_test.cc \
+	$(UNIT_CXX) cpp_ops/engine/rounds/join_coordinator.cc cpp_ops/engine/tests/join_coordinator_test.cc \
 		-o build/join_coordinator_test
-	$(UNIT_CXX) cpp_ops/engine/grace_window.cc cpp_ops/engine/tests/grace_window_test.cc \
+	$(UNIT_CXX) cpp_ops/engine/rounds/grace_window.cc cpp_ops/engine/tests/grace_window_test.cc \
 		-o build/grace_window_test
-	$(UNIT_CXX) cpp_ops/engine/peer_roster.cc cpp_ops/engine/stream_spec.cc cpp_ops/engine/averaging_rule.cc \
-		cpp_ops/engine/data_type.cc cpp_ops/engine/tests/peer_roster_test.cc \
+	$(UNIT_CXX) cpp_ops/engine/transport/peer_roster.cc cpp_ops/engine/core/stream_spec.cc cpp_ops/engine/rounds/averaging_rule.cc \
+		cpp_ops/engine/reduce/data_type.cc cpp_ops/engine/tests/peer_roster_test.cc \
 		-o build/peer_roster_test
-	$(UNIT_CXX) cpp_ops/engine/data_type.cc cpp_ops/engine/tests/data_type_test.cc \
+	$(UNIT_CXX) cpp_ops/engine/reduce/data_type.cc cpp_ops/engine/tests/data_type_test.cc \
 		-o build/data_type_test
-	$(UNIT_CXX) cpp_ops/engine/stream_table.cc cpp_ops/engine/buffer.cc \
+	$(UNIT_CXX) cpp_ops/engine/core/stream_table.cc cpp_ops/engine/reduce/buffer.cc \
 		cpp_ops/engine/tests/stream_table_test.cc -o build/stream_table_test
-	$(UNIT_CXX) cpp_ops/engine/engine_metrics.cc cpp_ops/engine/stream_stats.cc \
-		cpp_ops/engine/timeline.cc cpp_ops/engine/tests/engine_metrics_test.cc \
+	$(UNIT_CXX) cpp_ops/engine/observe/engine_metrics.cc cpp_ops/engine/observe/stream_stats.cc \
+		cpp_ops/engine/observe/timeline.cc cpp_ops/engine/tests/engine_metrics_test.cc \
 		-o build/engine_metrics_test
-	$(UNIT_CXX) cpp_ops/engine/request_queue.cc cpp_ops/engine/stream_spec.cc cpp_ops/engine/averaging_rule.cc \
-		cpp_ops/engine/data_type.cc cpp_ops/engine/tests/join_slot_test.cc -o build/join_slot_test
-	$(UNIT_CXX) cpp_ops/engine/hold_report.cc cpp_ops/engine/stall_monitor.cc cpp_ops/engine/peer_liveness.cc \
-		cpp_ops/engine/stall_inspector.cc cpp_ops/engine/thread_schedstat.cc cpp_ops/engine/stream_spec.cc cpp_ops/engine/averaging_rule.cc \
-		cpp_ops/engine/data_type.cc cpp_ops/engine/peer_roster.cc cpp_ops/engine/engine_metrics.cc \
-		cpp_ops/engine/stream_stats.cc cpp_ops/engine/timeline.cc cpp_ops/engine/buffer.cc \
+	$(UNIT_CXX) cpp_ops/engine/core/request_queue.cc cpp_ops/engine/core/stream_spec.cc cpp_ops/engine/rounds/averaging_rule.cc \
+		cpp_ops/engine/reduce/data_type.cc cpp_ops/engine/tests/join_slot_test.cc -o build/join_slot_test
+	$(UNIT_CXX) cpp_ops/engine/health/hold_report.cc cpp_ops/engine/health/stall_monitor.cc cpp_ops/engine/health/peer_liveness.cc \
+		cpp_ops/engine/health/stall_inspector.cc cpp_ops/engine/health/thread_schedstat.cc cpp_ops/engine/core/stream_spec.cc cpp_ops/engine/rounds/averaging_rule.cc \
+		cpp_ops/engine/reduce/data_type.cc cpp_ops/engine/transport/peer_roster.cc cpp_ops/engine/observe/engine_metrics.cc \
+		cpp_ops/engine/observe/stream_stats.cc cpp_ops/engine/observe/timeline.cc cpp_ops/engine/reduce/buffer.cc \
 		cpp_ops/engine/tests/report_text_test.cc -o build/report_text_test
 	build/round_policy_test
 	build/averaging_rule_test

@@ -21,6 +21,15 @@ def gloo_prefix():
     return out.strip().splitlines()[-1]
 
 
+def engine_files(suffix):
+    """The engine's files ending in suffix: c_api at its root and its rooms (core/,
+    rounds/, reduce/, transport/, health/, observe/), its unit tests left out."""
+    root = os.path.join(HERE, ENGINE_DIR)
+    found = glob.glob(os.path.join(root, "*" + suffix)) + glob.glob(
+        os.path.join(root, "*", "*" + suffix))
+    return sorted(f for f in found if os.path.relpath(f, root).split(os.sep)[0] != "tests")
+
+
 def mpi_flags(kind):
     out = subprocess.check_output(["mpicxx", "--showme:" + kind], text=True)
     return shlex.split(out)
@@ -42,9 +51,11 @@ class BuildWithEngine(BuildExtension):
         os.makedirs(out_dir, exist_ok=True)
         obj_dir = os.path.join(self.build_temp, "engine")
         os.makedirs(obj_dir, exist_ok=True)
-        sources = sorted(glob.glob(os.path.join(HERE, ENGINE_DIR, "*.cc")))
+        sources = engine_files(".cc")
         gloo = gloo_prefix()
+        # Engine includes are relative to the engine's root ("core/engine.h").
         cflags = (["-std=c++17", "-O3", "-fPIC", "-Wall", "-pthread", "-ffp-contract=off",
+                   "-I", os.path.join(HERE, ENGINE_DIR),
                    "-isystem", os.path.join(gloo, "include")] + mpi_flags("compile"))
 
         # Incremental: an object newer than its source, every engine header and the
@@ -56,8 +67,7 @@ class BuildWithEngine(BuildExtension):
         if os.path.exists(flags_file):
             with open(flags_file) as f:
                 same_flags = f.read() == " ".join(cflags)
-        newest_header = max(os.path.getmtime(h) for h in
-                            glob.glob(os.path.join(HERE, ENGINE_DIR, "*.h")))
+        newest_header = max(os.path.getmtime(h) for h in engine_files(".h"))
 
         def compile_one(src):
             obj = os.path.join(obj_dir, os.path.basename(src) + ".o")

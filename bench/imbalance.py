@@ -106,7 +106,7 @@ def thread_cpu():
 
 
 def engine_counters():
-    from horovod_wagma.common import engine_lib
+    from horovod_wagma.common.op import engine_lib
     return engine_lib.stats() if engine_lib.started() else {}
 
 
@@ -418,7 +418,7 @@ def run(args):
     rank, P = comm.Get_rank(), comm.Get_size()
     bench = Torch() if args.framework == "torch" else Keras()
     model_line = bench.setup(args, comm)
-    from horovod_wagma.common.schedule import default_group_size, groups
+    from horovod_wagma.common.op.schedule import default_group_size, groups
     S = args.group_size or default_group_size(P)
     tau = args.sync_period
     timed = harness.compute_schedule(args, P, args.steps, args.seed)

@@ -20,7 +20,7 @@ class EqualShards:
     of the ranks)."""
 
     def __new__(cls, tf, np, x, y, batch, seed, rank, size):
-        from horovod_wagma.common.balanced_shares import epoch_total, padded
+        from horovod_wagma.common.balance.balanced_shares import epoch_total, padded
 
         class Shards(tf.keras.utils.Sequence):
             def __init__(self):

@@ -250,7 +250,7 @@ class DiLoCo(Horovod):
 
 class Wagma(Horovod):
     def __init__(self, model, opt, outer_lr):
-        from horovod_wagma.common.rounds import is_global_round
+        from horovod_wagma.common.optimizer.rounds import is_global_round
         status = opt.wagma_status()
         super().__init__(opt, status.sync_period)
         self.lockstep = not status.wait_avoiding_global
@@ -295,7 +295,7 @@ KERAS_UNSUPPORTED = ("outer",)   # torch only; Keras states: never | on_sync | q
 def build_keras(spec, sgd, hvd, hvd_keras, tau, wagma_defaults=None):
     """(optimizer, lockstep, synced(i)) for a horovod or wagma spec around the Keras
     optimizer ``sgd``; as build_torch (``tau``: Horovod's synchronising period)."""
-    from horovod_wagma.common.rounds import is_global_round
+    from horovod_wagma.common.optimizer.rounds import is_global_round
     name, opts = parse_spec(spec)
     if name == "horovod":
         return hvd_keras.DistributedOptimizer(sgd), True, lambda i: i % tau == 0

@@ -212,7 +212,7 @@ def run(args):
     torch.set_num_threads(1)
 
     # 1. The MPI reference, before Horovod's background thread exists.
-    from horovod_wagma.common.schedule import groups
+    from horovod_wagma.common.op.schedule import groups
     phases_of = {S: groups(P, S) for S in args.group_sizes}
     rounds = (max(iters_for(n, args) for n in args.sizes) * args.trials
               + max(len(phases) for phases in phases_of.values()))

@@ -31,7 +31,7 @@ import time
 import torch
 
 import horovod_wagma.torch as hvd
-from horovod_wagma.common.rounds import is_global_round
+from horovod_wagma.common.optimizer.rounds import is_global_round
 
 
 def parse_args():

@@ -1,6 +1,6 @@
 """Merge per-rank WAGMA timelines and draw them.
 
-The engine writes one Chrome trace per rank (cpp_ops/engine/timeline.h). Each can
+The engine writes one Chrome trace per rank (cpp_ops/engine/observe/timeline.h). Each can
 be opened in chrome://tracing or ui.perfetto.dev on its own; this tool merges them
 (pid = rank, one clock), optionally writes the merged trace, prints a per-rank
 summary, and renders a PNG with one row per rank: the app lane above (calls,

@@ -25,7 +25,7 @@ What is captured when a step is held, on every rank:
 - with ``--gdb``, every native thread's stack too (the engine's and Horovod's);
 - the engine's own hold report (WAGMA_HOLD_REPORT_S, set to --hold-report-s: 2) on
   stderr, which names the round, the stream and the messages it waits on, and each
-  member's view of it (cpp_ops/engine/hold_report.h).
+  member's view of it (cpp_ops/engine/health/hold_report.h).
 Per run, rank 0 prints one line (run, task, sampler, wall, epochs, slowest step over
 its median, holds) and the launch ends with a summary; everything also goes to
 ``DIR/summary.json``.
@@ -118,7 +118,7 @@ class Watchdog(threading.Thread):
             max(self.args.min_hold, 2.0)
 
     def dump(self, why):
-        from horovod_wagma.common import engine_lib
+        from horovod_wagma.common.op import engine_lib
         n = len(glob.glob(os.path.join(self.out, f"hold.{self.run_id}.{self.rank}.*")))
         path = os.path.join(self.out, f"hold.{self.run_id}.{self.rank}.{n}.txt")
         with open(path, "w") as f:

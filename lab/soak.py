@@ -31,7 +31,7 @@ Measured: every ``--sample-every`` (250) rounds, after the round's handles are
 synchronized, each rank records its resident memory (VmRSS from /proc/self/status),
 its number of threads (/proc/self/task) and of open file descriptors (/proc/self/fd),
 the torch binding's handles still holding tensors (``ops._pending_tensors``) and the
-engine counters (``horovod_wagma.common.engine_lib.stats()``). The counters
+engine counters (``horovod_wagma.common.op.engine_lib.stats()``). The counters
 ``pending_handles``, ``rounds_held`` and ``queue_depth`` and the Python pending count
 are also read after every round. At the end each rank stops the engine (timed) and
 checks that its thread ("wagma-engine") is gone.
@@ -82,7 +82,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
                                 "bench"))
 from harness import relaunch_under_mpirun  # noqa: E402  (the Open MPI settings)
 
-from horovod_wagma.common.rounds import is_global_round  # noqa: E402
+from horovod_wagma.common.optimizer.rounds import is_global_round  # noqa: E402
 
 # Small streams cycle through these (label, bytes, dtype name).
 SMALL_SPECS = (("1K", 1024, "float16"), ("16K", 16 << 10, "float64"),
@@ -253,7 +253,7 @@ def run(args):
     torch.set_num_threads(1)
 
     import horovod_wagma.torch as hvd
-    from horovod_wagma.common import engine_lib
+    from horovod_wagma.common.op import engine_lib
     from horovod_wagma.torch import ops
     hvd.init(group_size=args.group_size, sync_period=args.sync_period,
              averaging=args.averaging)

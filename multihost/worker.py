@@ -23,7 +23,7 @@ from mpi4py import MPI  # noqa: E402
 from common import emit  # noqa: E402
 
 import horovod_wagma.torch as hvd  # noqa: E402
-from horovod_wagma.common import engine_lib  # noqa: E402
+from horovod_wagma.common.op import engine_lib  # noqa: E402
 
 
 def gossip(rank, size):

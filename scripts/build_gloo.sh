@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds (or reuses from cache) a static, position-independent Gloo from the copy that
 # ships in the Horovod 0.28.1 sdist (third_party/gloo): the library Horovod's own Gloo
-# controller uses. The engine's Gloo transport (cpp_ops/engine/gloo_transport.h) links
+# controller uses. The engine's Gloo transport (cpp_ops/engine/transport/gloo_transport.h) links
 # it into libwagma.so with its symbols kept local, so it never clashes with the Gloo
 # inside PyTorch or Horovod. About 25 s on 2 cores; prints the install prefix last.
 # Usage: scripts/build_gloo.sh

@@ -80,7 +80,7 @@ def test_init_defaults():
     for a wait-avoiding global stream is that bound. The child (torch_child) checks that
     an init() without knobs leaves exactly these as every stream's defaults."""
     import horovod_wagma.torch as hvd
-    from horovod_wagma.common.config import WagmaConfig
+    from horovod_wagma.common.op.config import WagmaConfig
     params = inspect.signature(hvd.init).parameters
     assert params["sync_period"].default == 10
     assert params["averaging"].default == "fresh"
@@ -96,7 +96,7 @@ def test_init_defaults():
     wa = WagmaConfig(global_rounds="wait_avoiding")
     assert wa.engine_fields(4) == [2, 10, 0, 1, 1, 10]
     # init() builds its WagmaConfig from its own defaults: the two agree.
-    from horovod_wagma.common.basics import WagmaBasics
+    from horovod_wagma.common.op.basics import WagmaBasics
     params = inspect.signature(WagmaBasics.init).parameters
     for field in dataclasses.fields(WagmaConfig):
         assert params[field.name].default == field.default, field.name
@@ -109,7 +109,7 @@ def test_unnamed_calls_are_numbered_by_unnamed_calls_only():
     of three ranks here makes its own named calls between the same unnamed ones, and
     their unnamed calls get the same names, in order. Single process: the engine's
     start is stood in for."""
-    from horovod_wagma.common.basics import WagmaBasics
+    from horovod_wagma.common.op.basics import WagmaBasics
 
     def names_of(calls):
         basics = WagmaBasics(hvd=None)
@@ -134,9 +134,9 @@ def test_dynamic_group_sets_register_every_group_once(size, group_size):
     S the phases' rotations repeat groups, and Horovod refuses a duplicate set. The
     stand-in records add_process_set and refuses duplicates as Horovod does; the sets
     added are the schedule's distinct groups (not the whole world), in phase order."""
-    from horovod_wagma.common.basics import WagmaBasics
-    from horovod_wagma.common.config import WagmaConfig
-    from horovod_wagma.common.schedule import groups
+    from horovod_wagma.common.op.basics import WagmaBasics
+    from horovod_wagma.common.op.config import WagmaConfig
+    from horovod_wagma.common.op.schedule import groups
 
     class HorovodStandIn:
         def __init__(self):
@@ -168,7 +168,7 @@ def test_init_passes_every_knob_to_the_defaults_and_checks_them():
     """api.md: init()'s knobs are the defaults of every stream, each checked. The
     Horovod stand-in stops init() right after it has built its defaults, before any
     engine or Horovod start, so the test reads them back single-process."""
-    from horovod_wagma.common.basics import WagmaBasics
+    from horovod_wagma.common.op.basics import WagmaBasics
 
     class Stop(Exception):
         pass
@@ -195,7 +195,7 @@ def test_init_passes_every_knob_to_the_defaults_and_checks_them():
 def test_schedule_has_the_fewest_phases_for_283_of_441_pairs():
     """semantics.md: L = ceil(log_S P) phases (the fewest that can mix every rank into
     every rank) for 283 of the 441 (P, S) pairs with P in 2..64 and S in 2..8."""
-    from horovod_wagma.common.schedule import groups
+    from horovod_wagma.common.op.schedule import groups
 
     def fewest(P, S):
         L, reach = 0, 1

@@ -108,7 +108,7 @@ def test_use_before_init_is_a_clear_error():
                                     dict(global_rounds="wait_avoiding",
                                          wait_avoiding=False)])
 def test_init_rejects_invalid_knobs(kwargs):
-    from horovod_wagma.common.config import WagmaConfig
+    from horovod_wagma.common.op.config import WagmaConfig
     with pytest.raises(ValueError):
         WagmaConfig(**kwargs)
 

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 import resident
-from horovod_wagma.common.balanced_shares import proportional_shares, share_bounds
-from horovod_wagma.common.step_clock import StepClock
-from horovod_wagma.common.throughput_exchange import ThroughputExchange
+from horovod_wagma.common.balance.balanced_shares import proportional_shares, share_bounds
+from horovod_wagma.common.optimizer.step_clock import StepClock
+from horovod_wagma.common.balance.throughput_exchange import ThroughputExchange
 
 SCENARIOS = ["wagma", "drop_last", "horovod_unequal", "lbbsp", "wagma_lbbsp",
              "epoch_mismatch"]

@@ -2,7 +2,7 @@
 
 Each rule keeps one fact in one place, so that changing the fact means changing one
 file: the global-round rule lives in the engine's round_plan.h and Python's
-common/rounds.py (tests/ keeps its own, independent oracle)."""
+common/optimizer/rounds.py (tests/ keeps its own, independent oracle)."""
 import ast
 import os
 import re
@@ -25,7 +25,7 @@ def _sources(exts):
 # `r == 0 or (r + 1) % tau == 0` in any spelling: round 0, then one in every tau (other
 # periodic counters, e.g. an evaluation every n steps, lack the round-0 clause).
 GLOBAL_RULE = re.compile(r"==\s*0\s*\)?\s*(or|\|\||\|)\s*\(*\s*[\w.]+\s*\+\s*1\s*\)\s*%")
-GLOBAL_RULE_HOMES = {"horovod_wagma/common/rounds.py", "cpp_ops/engine/round_plan.h"}
+GLOBAL_RULE_HOMES = {"horovod_wagma/common/optimizer/rounds.py", "cpp_ops/engine/rounds/round_plan.h"}
 
 
 def _code_lines(path):
@@ -46,7 +46,7 @@ def _code_lines(path):
 
 
 def test_the_global_round_rule_is_written_once_per_language():
-    """round_plan.h (the engine) and common/rounds.py (Python) are the only code
+    """round_plan.h (the engine) and common/optimizer/rounds.py (Python) are the only code
     that computes whether a round is global; the simulator, soak and the examples
     import rounds.py."""
     found = [f"{rel}:{n}: {line.strip()}"
@@ -56,7 +56,7 @@ def test_the_global_round_rule_is_written_once_per_language():
              # the mutants' texts quote rounds.py to edit it
              and not rel.startswith("lab/mutation/")]
     assert not found, ("the global-round rule is computed outside round_plan.h and "
-                       "common/rounds.py; import is_global_round instead:\n" + "\n".join(found))
+                       "common/optimizer/rounds.py; import is_global_round instead:\n" + "\n".join(found))
     for home in GLOBAL_RULE_HOMES:
         assert any(GLOBAL_RULE.search(line) for _, line in _code_lines(os.path.join(ROOT, home))), home
 
@@ -65,7 +65,7 @@ def test_the_global_round_rule_is_written_once_per_language():
                                  "examples/group_allreduce_demo.py"])
 def test_round_plan_users_import_it(rel):
     with open(os.path.join(ROOT, rel)) as f:
-        assert "from horovod_wagma.common.rounds import is_global_round" in f.read(), rel
+        assert "from horovod_wagma.common.optimizer.rounds import is_global_round" in f.read(), rel
 
 
 # bench/: the benchmarks (scripts) over shared harness modules, with no import circle.
@@ -166,21 +166,65 @@ def test_bench_scripts_are_not_libraries():
     assert not found, "\n".join(found)
 
 
+ENGINE = os.path.join(ROOT, "cpp_ops", "engine")
+ENGINE_ROOMS = ("core", "rounds", "reduce", "transport", "health", "observe")
+
+
+def _engine_units():
+    """{path relative to cpp_ops/engine/: text} of the engine's .h and .cc files: c_api
+    at the root, everything else in a room; the unit tests (tests/) left out."""
+    units = {}
+    for folder in ("",) + ENGINE_ROOMS:
+        for name in os.listdir(os.path.join(ENGINE, folder)):
+            if name.endswith((".h", ".cc")):
+                rel = os.path.join(folder, name)
+                with open(os.path.join(ENGINE, rel)) as f:
+                    units[rel] = f.read()
+    return units
+
+
 def _engine_include_graph():
-    """{unit: units it includes}, a unit being a stem of cpp_ops/engine/ (its .h and
-    .cc together), from `#include "..."` lines."""
-    engine = os.path.join(ROOT, "cpp_ops", "engine")
+    """{unit: units it includes}, a unit being a stem of an engine file (its .h and .cc
+    together), from `#include "..."` lines."""
     graph = {}
-    for name in os.listdir(engine):
-        if not name.endswith((".h", ".cc")):
-            continue
-        stem = name.rsplit(".", 1)[0]
-        with open(os.path.join(engine, name)) as f:
-            for inc in re.findall(r'#include "([^"]+)"', f.read()):
-                target = os.path.basename(inc).rsplit(".", 1)[0]
-                if target != stem and os.path.exists(os.path.join(engine, os.path.basename(inc))):
-                    graph.setdefault(stem, set()).add(target)
+    for rel, text in _engine_units().items():
+        stem = os.path.basename(rel).rsplit(".", 1)[0]
+        for inc in re.findall(r'#include "([^"]+)"', text):
+            target = os.path.basename(inc).rsplit(".", 1)[0]
+            if target != stem and os.path.exists(os.path.join(ENGINE, inc)):
+                graph.setdefault(stem, set()).add(target)
     return graph
+
+
+def test_engine_is_in_rooms_with_root_relative_includes():
+    """The engine's root holds only the C interface and the rooms; every engine
+    include names its file from the root ("core/engine.h"), so a file's room is read
+    off the include line and a moved file breaks the build instead of being found
+    by accident in the includer's folder."""
+    loose = sorted(n for n in os.listdir(ENGINE)
+                   if os.path.isfile(os.path.join(ENGINE, n)) and not n.startswith("c_api."))
+    assert not loose, f"engine files outside a room: {loose}"
+    folders = sorted(n for n in os.listdir(ENGINE) if os.path.isdir(os.path.join(ENGINE, n)))
+    assert folders == sorted(ENGINE_ROOMS + ("tests",)), folders
+    units = _engine_units()
+    assert len(units) > 60
+    bad = []
+    for rel, text in units.items():
+        for inc in re.findall(r'#include "([^"]+)"', text):
+            if inc == "c_api.h":
+                continue
+            if inc.split("/")[0] not in ENGINE_ROOMS or not os.path.exists(os.path.join(ENGINE, inc)):
+                bad.append(f"{rel}: #include \"{inc}\"")
+    assert not bad, "includes not relative to cpp_ops/engine/:\n" + "\n".join(bad)
+
+
+def test_common_is_in_rooms():
+    """horovod_wagma/common/ holds only its package file and its rooms, each a package."""
+    common = os.path.join(ROOT, "horovod_wagma", "common")
+    entries = sorted(n for n in os.listdir(common) if n != "__pycache__")
+    assert entries == ["__init__.py", "balance", "elastic", "op", "optimizer"], entries
+    for room in entries[1:]:
+        assert os.path.exists(os.path.join(common, room, "__init__.py")), room
 
 
 def test_no_engine_include_runs_back_up():

@@ -26,7 +26,7 @@ if not torch.cuda.is_available():
     pytest.skip("CUDA tests: no CUDA device (torch.cuda.is_available() is False)",
                 allow_module_level=True)
 
-from horovod_wagma.common.schedule import groups  # noqa: E402
+from horovod_wagma.common.op.schedule import groups  # noqa: E402
 from reference import (GOSSIP_TOLERANCE, gossip_error_failures, is_global,  # noqa: E402
                        phase_of)
 

@@ -16,7 +16,7 @@ from horovod.common.elastic import ObjectState
 from horovod.common.exceptions import HostsUpdatedInterrupt
 from horovod.runner.elastic.discovery import HostUpdateResult
 
-from horovod_wagma.common.elastic_state import ElasticStateCore
+from horovod_wagma.common.elastic.elastic_state import ElasticStateCore
 
 # One rank: Horovod's check broadcasts the updates from rank 0, here the identity.
 ONE_RANK = types.SimpleNamespace(broadcast_object=lambda obj, root_rank=0, name=None: obj,
@@ -180,7 +180,7 @@ def test_joiners_take_the_lowest_ranked_survivors_counters_survivors_keep_theirs
     a survivor keeps its own counters even where rank 1's are behind; the average weighs
     survivors 1 and the joiner 0 over the 2 survivors; every rank takes part in the
     counters' broadcast (a collective)."""
-    from horovod_wagma.common import membership
+    from horovod_wagma.common.elastic import membership
     monkeypatch.setattr(membership, "MEMBERSHIP", membership.Membership())
     survivors = [False, True, True]
     membership.MEMBERSHIP.was_survivor = survivors[rank]
@@ -206,7 +206,7 @@ def test_the_survivor_sends_its_current_counters_not_its_last_commits(monkeypatc
     """README, elastic: hosts added start from the survivors' counters, and nothing is
     restored from the last commit. The lowest-ranked survivor committed at step 33 and
     trained on to step 40 (a commit less often than every step): the joiners get 40."""
-    from horovod_wagma.common import membership
+    from horovod_wagma.common.elastic import membership
     monkeypatch.setattr(membership, "MEMBERSHIP", membership.Membership())
     membership.MEMBERSHIP.was_survivor = True
     membership.MEMBERSHIP.generation = 2
@@ -223,7 +223,7 @@ def test_the_survivor_sends_its_current_counters_not_its_last_commits(monkeypatc
 def test_the_first_sync_of_a_job_is_horovods_broadcast_from_rank_0(monkeypatch):
     """At the job's start nobody holds a replica (no survivors): the model and the
     counters come from rank 0, as in Horovod's own states, and nothing is averaged."""
-    from horovod_wagma.common import membership
+    from horovod_wagma.common.elastic import membership
     monkeypatch.setattr(membership, "MEMBERSHIP", membership.Membership())
     job = Job(1, [False, False], {0: {"step": 5}, 1: {"step": 0}})
     state = RecordingState(job, step=0)

@@ -162,7 +162,7 @@ def _valid(arg, v):
 def test_config_accepts_exactly_the_valid_knobs(knobs):
     """WagmaConfig (init's defaults and every per-call override): a valid knob set is
     accepted as given; otherwise a ValueError names an invalid knob."""
-    from horovod_wagma.common.config import WagmaConfig
+    from horovod_wagma.common.op.config import WagmaConfig
     bad = [k for k, v in knobs.items() if not _valid(k, v)]
     try:
         cfg = WagmaConfig(**knobs)
@@ -229,7 +229,7 @@ def test_config_accepts_exactly_the_valid_knobs_global_rounds_and_max_staleness_
     max_staleness, None meaning sync_period, for those streams, 0 for blocking ones);
     an invalid knob is a ValueError naming one of the invalid ones; and wait-avoiding
     global rounds with wait_avoiding=False are refused, naming global_rounds."""
-    from horovod_wagma.common.config import AVERAGING_RULES, GLOBAL_ROUNDS, WagmaConfig
+    from horovod_wagma.common.op.config import AVERAGING_RULES, GLOBAL_ROUNDS, WagmaConfig
     bad = _bad_knobs(knobs)
     crossed = not bad and knobs["global_rounds"] == "wait_avoiding" and \
         knobs["wait_avoiding"] is False
@@ -253,7 +253,7 @@ def test_sync_period_and_max_staleness_bounds_are_inclusive():
     """api.md/faults.md: sync_period is 1 to 4096 and max_staleness 0 to 4096 (or None),
     group_size at least 2: both ends accepted, one past either refused with a ValueError
     naming the knob."""
-    from horovod_wagma.common.config import WagmaConfig
+    from horovod_wagma.common.op.config import WagmaConfig
     for period in (1, 4096):
         assert WagmaConfig(sync_period=period).sync_period == period
     for staleness in (0, 4096):
@@ -288,7 +288,7 @@ def test_sync_period_and_max_staleness_bounds_are_inclusive():
                  st.lists(st.text(max_size=2), max_size=2)))
 def test_stream_names(name):
     """A name is any str (empty, long, any Unicode) without NUL, or None."""
-    from horovod_wagma.common.config import validate_name
+    from horovod_wagma.common.op.config import validate_name
     if name is None or (isinstance(name, str) and "\x00" not in name):
         assert validate_name(name) == name
     else:

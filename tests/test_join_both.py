@@ -1,12 +1,14 @@
-"""join_engine_and_horovod (horovod_wagma/common/join_both.py) without ranks: the
+"""join_engine_and_horovod (horovod_wagma/common/elastic/join_both.py) without ranks: the
 engine's join and Horovod's, waited on together, with fakes for both. The multi-rank
 behaviour is in test_uneven.py and test_faults.py; these pin the orders of completion
 that a real job produces only now and then (seen in lab/hold_soak.py at P=8: Horovod's
 join done first, then the handle polled again after it was collected)."""
 import pytest
 
-from horovod_wagma.common import engine_lib, join_both
-from horovod_wagma.common.errors import WagmaError
+from horovod_wagma.common.op import engine_lib
+
+from horovod_wagma.common.elastic import join_both
+from horovod_wagma.common.op.errors import WagmaError
 
 
 class FakeHorovodJoin:

@@ -1,5 +1,5 @@
 """docs/faults.md: when Horovod re-forms an elastic job, the majority rule is checked
-again, against the previous member set (common/membership.py's agree(), with the
+again, against the previous member set (common/elastic/membership.py's agree(), with the
 engine's rule through engine_lib.may_go_on). One process: Horovod's allgather is a
 stand-in that returns the member infos a re-formed job would gather."""
 import time
@@ -7,9 +7,9 @@ import time
 import pytest
 from horovod.common.exceptions import HorovodInternalError
 
-from horovod_wagma.common.errors import (WagmaError, WagmaFenced, WagmaMembershipChanged,
+from horovod_wagma.common.op.errors import (WagmaError, WagmaFenced, WagmaMembershipChanged,
                                         engine_error)
-from horovod_wagma.common.membership import Membership
+from horovod_wagma.common.elastic.membership import Membership
 
 PREVIOUS = [("h0", 10), ("h1", 11), ("h2", 12), ("h3", 13)]  # generation 1's ranks 0-3
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import resident
-from horovod_wagma.common.schedule import groups
+from horovod_wagma.common.op.schedule import groups
 from reference import average_round, is_global
 
 pytestmark = pytest.mark.ranks

@@ -9,15 +9,15 @@ import inspect
 import pytest
 import torch
 
-from horovod_wagma.common import averaging_policy
-from horovod_wagma.common.config import WagmaConfig
-from horovod_wagma.common.fp16_rule import fp16_result, python_cond
-from horovod_wagma.common.fusion_plan import FusionPlan
-from horovod_wagma.common.optimizer_core import OptimizerCore
-from horovod_wagma.common.optimizer_knobs import OptimizerKnobs
-from horovod_wagma.common.rounds import global_round_between, is_global_round
-from horovod_wagma.common.stream_names import StreamNames
-from horovod_wagma.common.wrapped_class import wrapped_class
+from horovod_wagma.common.optimizer import averaging_policy
+from horovod_wagma.common.op.config import WagmaConfig
+from horovod_wagma.common.optimizer.fp16_rule import fp16_result, python_cond
+from horovod_wagma.common.optimizer.fusion_plan import FusionPlan
+from horovod_wagma.common.optimizer.optimizer_core import OptimizerCore
+from horovod_wagma.common.optimizer.optimizer_knobs import OptimizerKnobs
+from horovod_wagma.common.optimizer.rounds import global_round_between, is_global_round
+from horovod_wagma.common.optimizer.stream_names import StreamNames
+from horovod_wagma.common.optimizer.wrapped_class import wrapped_class
 
 
 def knobs(**overrides):
@@ -86,7 +86,7 @@ def test_drift_correction_default_follows_the_wrapped_optimizer():
     """None: 0.25 where the optimizer keeps a first moment (SGD with momentum, the Adam
     family) and the state is averaged "on_sync"; off for plain SGD, Adagrad or another
     state mode. A given alpha is kept, and needs a first moment."""
-    from horovod_wagma.common.drift_policy import DEFAULT_ALPHA
+    from horovod_wagma.common.optimizer.drift_policy import DEFAULT_ALPHA
     from horovod_wagma.torch.drift_correction import resolve_alpha
     params = [torch.nn.Parameter(torch.zeros(2))]
     momentum = torch.optim.SGD(params, lr=0.1, momentum=0.9)
@@ -102,7 +102,7 @@ def test_drift_correction_default_follows_the_wrapped_optimizer():
     with pytest.raises(ValueError, match="momentum"):
         resolve_alpha(0.5, torch.optim.SGD(params, lr=0.1), "on_sync")
     # A framework's own default (Keras: off) replaces 0.25 for None only.
-    from horovod_wagma.common import drift_policy
+    from horovod_wagma.common.optimizer import drift_policy
     assert drift_policy.KERAS_DEFAULT_ALPHA == 0.0
     assert drift_policy.resolve_alpha(None, lambda: None, "on_sync", 0.0) == 0.0
     assert drift_policy.resolve_alpha(0.3, lambda: None, "on_sync", 0.0) == 0.3
@@ -135,7 +135,7 @@ def test_a_given_drift_correction_needs_on_sync():
     """api.md: a given drift_correction (alpha > 0) learns at "on_sync" rounds only; with
     any other state mode it is a ValueError naming both knobs (the optimizer would
     silently learn nothing). 0 is off, allowed everywhere."""
-    from horovod_wagma.common.optimizer_knobs import OptimizerKnobs
+    from horovod_wagma.common.optimizer.optimizer_knobs import OptimizerKnobs
     for mode in ("always", "never", "quasi_global"):
         with pytest.raises(ValueError, match="drift_correction needs average_optimizer_state"):
             OptimizerKnobs(average_optimizer_state=mode, drift_correction=0.25)
@@ -380,8 +380,8 @@ def test_averaging_rules_are_the_engines_table():
     """Python reads the rules from the engine (averaging_rule.cc, through c_api), so
     both accept the same names with the same wire codes (the shipped rules' codes never
     move); a rule for models is offered in the error that refuses 'delta'."""
-    from horovod_wagma.common import engine_lib
-    from horovod_wagma.common.config import AVERAGING_RULES
+    from horovod_wagma.common.op import engine_lib
+    from horovod_wagma.common.op.config import AVERAGING_RULES
     shipped = {"fresh": 0, "paper": 1, "local": 2, "delta": 3, "follow": 4}
     assert AVERAGING_RULES == engine_lib.averaging_rules()
     assert {name: AVERAGING_RULES.get(name) for name in shipped} == shipped

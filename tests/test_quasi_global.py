@@ -1,5 +1,5 @@
 """average_optimizer_state="quasi_global" (quasi-global momentum, Lin et al. 2021;
-horovod_wagma/common/quasi_global.py): exact against a numpy simulation of all ranks
+horovod_wagma/common/optimizer/quasi_global.py): exact against a numpy simulation of all ranks
 (torch), the rule itself in Keras graph and eager mode, the refused optimizers, and
 the heavy-ball fixed point that lets learning rates carry over."""
 import numpy as np

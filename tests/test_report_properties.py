@@ -355,7 +355,7 @@ def _stop(scenario):
     name = f"stop.{r}.{kind}"
     if kind == "global":
         return r, name, "global", 4, [m for m in range(P) if m != r], list(range(P))
-    from horovod_wagma.common.schedule import groups
+    from horovod_wagma.common.op.schedule import groups
     group = next(g for g in groups(P, 2)[0] if r in g)  # round 1: phase 0
     return r, name, "group", 1, [m for m in group if m != r], sorted(group)
 

@@ -19,7 +19,7 @@ import pytest
 
 import resident
 from conftest import run_scenarios
-from horovod_wagma.common.schedule import groups as schedule_groups
+from horovod_wagma.common.op.schedule import groups as schedule_groups
 from reference import GOSSIP_TOLERANCE, average_round, gossip_trajectory, is_global, phase_of
 
 SCENARIOS = ["lockstep", "names", "join_generations", "optimizer_join", "sync_layouts",
@@ -533,8 +533,8 @@ def test_two_resets_judge_each_change_against_the_member_set_before_it(monkeypat
     start: Horovod's broadcast from rank 0), generation 2 (h3 lost, h4 joins: lost [3],
     added [3]), generation 3 (h1 lost, h5 joins): judged against generation 2's members
     (lost [1], added [3]), not generation 1's, which the second sync replaced."""
-    from horovod_wagma.common import membership
-    from horovod_wagma.common.elastic_state import ElasticStateCore
+    from horovod_wagma.common.elastic import membership
+    from horovod_wagma.common.elastic.elastic_state import ElasticStateCore
     fresh = membership.Membership()
     monkeypatch.setattr(membership, "MEMBERSHIP", fresh)
 

@@ -3,7 +3,7 @@ import math
 
 import pytest
 
-from horovod_wagma.common.schedule import default_group_size, groups, optimizer_group_size
+from horovod_wagma.common.op.schedule import default_group_size, groups, optimizer_group_size
 
 
 def min_phases(P, S):

@@ -5,7 +5,7 @@ import pytest
 
 import resident
 from conftest import FRAMEWORKS
-from horovod_wagma.common.schedule import groups
+from horovod_wagma.common.op.schedule import groups
 from reference import is_global, phase_of
 
 pytestmark = [pytest.mark.ranks, pytest.mark.extended_when(launch="tensorflow")]

@@ -1,4 +1,4 @@
-"""The Chrome-trace timeline: the C++ writer (cpp_ops/engine/timeline.cc, compiled
+"""The Chrome-trace timeline: the C++ writer (cpp_ops/engine/observe/timeline.cc, compiled
 here on its own with g++, no MPI needed) and horovod_wagma.timeline, which merges
 and draws the per-rank files."""
 import collections
@@ -42,7 +42,7 @@ def cpp_literal(s):
 
 
 DRIVER = r"""
-#include "timeline.h"
+#include "observe/timeline.h"
 
 #include <cstdio>
 #include <fstream>
@@ -163,7 +163,7 @@ def driver(tmp_path_factory):
     src.write_text(source)
     exe = build / "driver"
     cmd = ["g++", "-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror", "-pthread",
-           "-I", ENGINE, str(src), os.path.join(ENGINE, "timeline.cc"), "-o", str(exe)]
+           "-I", ENGINE, str(src), os.path.join(ENGINE, "observe", "timeline.cc"), "-o", str(exe)]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     return exe

@@ -27,7 +27,7 @@ import pytest
 import torch
 
 import resident
-from horovod_wagma.common.schedule import groups
+from horovod_wagma.common.op.schedule import groups
 from reference import average_round
 from reference import is_global as reference_is_global
 from twin_cases import (CASES, HYPER, KERAS_ONLY, STEPS, TAU, TORCH_ONLY, W, fake_gather,
@@ -678,7 +678,7 @@ def test_step_clock_median_of_even_and_odd_cycle_counts():
     cycles start to start, the first step after a reset starts a cycle and counts none,
     nested steps count once, a gradient-allreduce step's duration and a wait between
     steps are taken out."""
-    from horovod_wagma.common.step_clock import StepClock
+    from horovod_wagma.common.optimizer.step_clock import StepClock
     for cycles in ([0.01, 0.03], [0.05, 0.01, 0.02], [0.01, 0.01, 9.0, 0.02],
                    [0.3, 0.1, 0.2, 0.4, 7.0, 0.1]):
         now = FakeTime()

@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
-#include "averaging_rule.h"
-#include "engine.h"
-#include "gloo_transport.h"
-#include "group_schedule.h"
-#include "majority_rule.h"
-#include "stream_spec.h"
+#include "rounds/averaging_rule.h"
+#include "core/engine.h"
+#include "transport/gloo_transport.h"
+#include "rounds/group_schedule.h"
+#include "health/majority_rule.h"
+#include "core/stream_spec.h"
 
 using wagma::Engine;
 

@@ -1,11 +1,10 @@
-"""Framework-agnostic pieces shared by the torch and TensorFlow frontends.
+"""Framework-agnostic pieces shared by the torch and TensorFlow frontends, in rooms:
 
-The op: config.py (knobs), schedule.py (groups), basics.py (init, process sets, join),
-engine_lib.py (the engine's C interface), stats.py, errors.py.
-The optimizers' core: optimizer_knobs.py (their arguments), horovod_arguments.py
-(Horovod's), optimizer_core.py (streams, served rounds, join), rounds.py,
-stream_names.py, fp16_rule.py, fusion_plan.py, wrapped_class.py, quasi_global.py.
+op/         the engine's C interface, init, process sets, stream knobs, groups, stats;
+optimizer/  the optimizers' core: arguments, streams, served rounds and policies;
+elastic/    elastic state, membership agreement, join();
+balance/    speed-balanced shares of batches and epochs.
 """
-from horovod_wagma.common.errors import WagmaError
-from horovod_wagma.common.config import WagmaConfig, AVERAGING_RULES
-from horovod_wagma.common.schedule import groups, default_group_size, optimizer_group_size
+from horovod_wagma.common.op.errors import WagmaError
+from horovod_wagma.common.op.config import WagmaConfig, AVERAGING_RULES
+from horovod_wagma.common.op.schedule import groups, default_group_size, optimizer_group_size

@@ -8,7 +8,7 @@ Keras (tf_keras) re-reads ``len(sequence)`` at every epoch's start and calls
 
 Per epoch e: the epoch's order is one permutation of the dataset, the same on every
 rank (numpy's RandomState(seed + e)), padded or truncated to torch
-DistributedSampler's total (common/balanced_shares.py: ``epoch_total``, ``padded``),
+DistributedSampler's total (common/balance/balanced_shares.py: ``epoch_total``, ``padded``),
 and cut into contiguous shares, one per rank, proportional to the throughputs shared
 at the last epoch end (ThroughputExchange, one Horovod allgather); epoch 0's shares
 are equal. Every sample of the epoch is in exactly one rank's share. A rank's share
@@ -34,11 +34,11 @@ import horovod.tensorflow as _hvd
 import numpy as np
 import tensorflow as tf
 
-from horovod_wagma.common.balanced_shares import DEFAULT_DEAD_BAND, check_share_options, \
+from horovod_wagma.common.balance.balanced_shares import DEFAULT_DEAD_BAND, check_share_options, \
     epoch_total, padded, proportional_shares, share_bounds
-from horovod_wagma.common.step_clock import StepClock
-from horovod_wagma.common.throughput_exchange import ThroughputExchange
-from horovod_wagma.common.stats import stream_stats
+from horovod_wagma.common.optimizer.step_clock import StepClock
+from horovod_wagma.common.balance.throughput_exchange import ThroughputExchange
+from horovod_wagma.common.op.stats import stream_stats
 from horovod_wagma.keras.optimizer import OPTIMIZER_NAMES
 
 _instances = [0]  # sequences made in this process: names each one's allgather

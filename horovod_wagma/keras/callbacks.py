@@ -10,9 +10,9 @@ from horovod.tensorflow.keras.callbacks import *  # noqa: F401,F403
 import numpy as np
 import tensorflow as tf
 
-from horovod_wagma.common import engine_lib
-from horovod_wagma.common.optimizer_core import BLOCKING_GLOBAL
-from horovod_wagma.common.stream_names import StreamNames
+from horovod_wagma.common.op import engine_lib
+from horovod_wagma.common.optimizer.optimizer_core import BLOCKING_GLOBAL
+from horovod_wagma.common.optimizer.stream_names import StreamNames
 from horovod_wagma.keras.fusion import average_globally
 from horovod_wagma.tensorflow import ops
 

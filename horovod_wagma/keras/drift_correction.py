@@ -1,5 +1,5 @@
 """Drift correction for Keras optimizers: the control variates of
-common/drift_policy.py, learnt at the "on_sync" global rounds (keras/state_averaging.py)
+common/optimizer/drift_policy.py, learnt at the "on_sync" global rounds (keras/state_averaging.py)
 from the first moment, read before the state's round and sent on the "drift" stream
 (rule "delta": moves that sum to zero over the ranks); the PyTorch counterpart is
 torch/drift_correction.py, its derivation docs/design.md §3.

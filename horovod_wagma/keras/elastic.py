@@ -21,7 +21,7 @@ Python as a ``tf.errors.AbortedError``; this ``run`` turns it into
 ``WagmaMembershipChanged`` (a ``HorovodInternalError``: Horovod resets) or, for
 "fenced", ``WagmaFenced`` (the script ends), then defers to Horovod's.
 
-What ``restore``, ``reset``, ``sync`` and ``commit`` do is common/elastic_state.py's.
+What ``restore``, ``reset``, ``sync`` and ``commit`` do is common/elastic/elastic_state.py's.
 The model averaged by ``sync()`` is ``model.variables`` (the floating ones), weights
 and non-trainable statistics alike; optimizer slots (momentum) stay each rank's own
 until the next global round averages them (``average_optimizer_state="on_sync"``, the
@@ -35,8 +35,8 @@ import horovod.tensorflow.elastic as _hvd_tf_elastic
 from horovod.tensorflow.keras.elastic import *  # noqa: F401,F403  (a drop-in superset)
 import tensorflow as tf
 
-from horovod_wagma.common.elastic_state import ElasticStateCore
-from horovod_wagma.common.errors import engine_error
+from horovod_wagma.common.elastic.elastic_state import ElasticStateCore
+from horovod_wagma.common.op.errors import engine_error
 from horovod_wagma.tensorflow import ops
 
 _ENGINE_VERDICTS = ("membership changed:", "fenced:")

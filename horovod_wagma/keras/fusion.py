@@ -1,10 +1,10 @@
 """Fusion for TF variables: one flat tensor per dtype (or per bucket and dtype), so
 that one group allreduce averages a whole model. The TF counterpart of
 horovod_wagma/torch/fusion.py; the bucket plan itself is shared
-(horovod_wagma/common/fusion_plan.py)."""
+(horovod_wagma/common/optimizer/fusion_plan.py)."""
 import tensorflow as tf
 
-from horovod_wagma.common.fusion_plan import FusionPlan
+from horovod_wagma.common.optimizer.fusion_plan import FusionPlan
 from horovod_wagma.tensorflow import ops
 
 

@@ -6,13 +6,13 @@ moves by (1 - beta_2)(g_G^2 - g_i^2), floored at 0.
 """
 import tensorflow as tf
 
-from horovod_wagma.common import second_moment_policy
+from horovod_wagma.common.optimizer import second_moment_policy
 from horovod_wagma.keras.drift_correction import is_adam_family
 from horovod_wagma.keras.fusion import pack
 
 
 def resolve(mode, optimizer):
-    """second_moment's value for ``optimizer`` (common/second_moment_policy.py)."""
+    """second_moment's value for ``optimizer`` (common/optimizer/second_moment_policy.py)."""
     return second_moment_policy.resolve(mode, is_adam_family(optimizer),
                                         type(optimizer).__name__, "Adam, AdamW, Nadam")
 

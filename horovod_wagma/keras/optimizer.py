@@ -23,13 +23,13 @@ import horovod.tensorflow as _hvd_tf
 import tensorflow as tf
 from horovod.tensorflow.keras import Compression
 
-from horovod_wagma.common import averaging_policy, drift_policy
-from horovod_wagma.common.fp16_rule import fp16_result
-from horovod_wagma.common.fusion_plan import FusionPlan
-from horovod_wagma.common.horovod_arguments import check_horovod_arguments
-from horovod_wagma.common.optimizer_core import OptimizerCore
-from horovod_wagma.common.optimizer_knobs import OptimizerKnobs
-from horovod_wagma.common.wrapped_class import wrapped_class
+from horovod_wagma.common.optimizer import averaging_policy, drift_policy
+from horovod_wagma.common.optimizer.fp16_rule import fp16_result
+from horovod_wagma.common.optimizer.fusion_plan import FusionPlan
+from horovod_wagma.common.optimizer.horovod_arguments import check_horovod_arguments
+from horovod_wagma.common.optimizer.optimizer_core import OptimizerCore
+from horovod_wagma.common.optimizer.optimizer_knobs import OptimizerKnobs
+from horovod_wagma.common.optimizer.wrapped_class import wrapped_class
 from horovod_wagma.keras.drift_correction import DriftCorrection, check_moment, is_adam_family
 from horovod_wagma.keras.fusion import average_globally, dtype_buckets, pack, unpack_assign
 from horovod_wagma.keras import group_second_moment
@@ -178,7 +178,7 @@ def DistributedWagmaOptimizer(optimizer, name=None, device_dense="", device_spar
     0.54-0.56x against 0.60x; only "on_sync" met the 0.7x target in both.
 
     Of Horovod's arguments: ``process_set`` restricts WAGMA to that set;
-    ``compression=Compression.fp16`` sends fp16 (common/fp16_rule.py);
+    ``compression=Compression.fp16`` sends fp16 (common/optimizer/fp16_rule.py);
     ``num_groups``/``groups`` only split the fusion buffers; ``op`` must be Average;
     ``device_*``, ``sparse_as_dense``, ``gradient_predivide_factor``,
     ``average_aggregated_gradients``, ``scale_local_gradients`` and

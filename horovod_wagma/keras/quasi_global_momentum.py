@@ -1,5 +1,5 @@
 """Quasi-global momentum for Keras SGD (the rule and its derivation:
-horovod_wagma/common/quasi_global.py).
+horovod_wagma/common/optimizer/quasi_global.py).
 
 Keras 2's ``tf.keras.optimizers.SGD`` keeps a velocity v per variable x
 (v <- beta * v - lr * g; x <- x + v, or the nesterov variant). Its velocity already
@@ -13,7 +13,7 @@ ordered by TensorFlow's automatic control dependencies.
 """
 import tensorflow as tf
 
-from horovod_wagma.common.quasi_global import check_momentum_sgd
+from horovod_wagma.common.optimizer.quasi_global import check_momentum_sgd
 
 
 class QuasiGlobalMomentum:

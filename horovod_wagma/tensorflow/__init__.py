@@ -7,8 +7,8 @@ allreduce for TF tensors.
 """
 from horovod.tensorflow import *  # noqa: F401,F403  (re-export: a drop-in superset)
 
-from horovod_wagma.common.errors import WagmaError
-from horovod_wagma.common.schedule import default_group_size, groups, optimizer_group_size
+from horovod_wagma.common.op.errors import WagmaError
+from horovod_wagma.common.op.schedule import default_group_size, groups, optimizer_group_size
 from horovod_wagma.tensorflow.ops import (GroupAllreduceHandle, group_allreduce,
                                           group_allreduce_async, group_process_set, init,
                                           join, poll, stats, synchronize)

@@ -12,11 +12,11 @@ import horovod.tensorflow as _hvd
 import numpy as np
 import tensorflow as tf
 
-from horovod_wagma.common import engine_lib
-from horovod_wagma.common.basics import WagmaBasics
-from horovod_wagma.common.config import call_knobs
-from horovod_wagma.common.errors import WagmaError
-from horovod_wagma.common.stats import stream_stats
+from horovod_wagma.common.op import engine_lib
+from horovod_wagma.common.op.basics import WagmaBasics
+from horovod_wagma.common.op.config import call_knobs
+from horovod_wagma.common.op.errors import WagmaError
+from horovod_wagma.common.op.stats import stream_stats
 
 _basics = WagmaBasics(_hvd)
 _op_lib = tf.load_op_library(os.path.join(

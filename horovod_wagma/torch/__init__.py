@@ -8,11 +8,11 @@
 from horovod.torch import *  # noqa: F401,F403  (re-export: a drop-in superset)
 from horovod.torch import poll as _hvd_poll, synchronize as _hvd_synchronize
 
-from horovod_wagma.common.config import WagmaConfig
-from horovod_wagma.common.errors import WagmaError, WagmaFenced, WagmaMembershipChanged
-from horovod_wagma.common.membership import membership_changes  # noqa: F401
-from horovod_wagma.common.schedule import default_group_size, optimizer_group_size
-from horovod_wagma.common.schedule import groups as _groups
+from horovod_wagma.common.op.config import WagmaConfig
+from horovod_wagma.common.op.errors import WagmaError, WagmaFenced, WagmaMembershipChanged
+from horovod_wagma.common.elastic.membership import membership_changes  # noqa: F401
+from horovod_wagma.common.op.schedule import default_group_size, optimizer_group_size
+from horovod_wagma.common.op.schedule import groups as _groups
 from horovod_wagma.torch import ops as _ops
 from horovod_wagma.torch.balanced_batch_sampler import BalancedBatchSampler
 from horovod_wagma.torch.balanced_sampler import BalancedDistributedSampler

@@ -6,7 +6,7 @@ measured throughputs: a fast rank computes a larger batch in the time a slow one
 computes a smaller one, and nobody waits at the allreduce.
 
 Per epoch (``set_epoch``; the measurement, the gather and the permutation are
-epoch_shares.py's): the per-rank batch sizes b_r are common/balanced_shares.py's cut
+epoch_shares.py's): the per-rank batch sizes b_r are common/balance/balanced_shares.py's cut
 of the global batch G = num_replicas * batch_size (equal in the first epoch); the
 permutation (torch's, padded by repeating its start up to a whole number of global
 batches unless ``drop_last``, which drops the last partial one) is taken G samples a
@@ -24,7 +24,7 @@ import math
 
 import torch
 
-from horovod_wagma.common.balanced_shares import DEFAULT_DEAD_BAND, proportional_shares, \
+from horovod_wagma.common.balance.balanced_shares import DEFAULT_DEAD_BAND, proportional_shares, \
     share_bounds
 from horovod_wagma.torch.epoch_shares import EpochShares
 

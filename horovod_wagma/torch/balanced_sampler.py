@@ -9,7 +9,7 @@ requires for shuffling):
   (StepClock: the time between optimizer steps, never a wait inside one);
 - one global permutation (torch's: seed + epoch; padded or truncated exactly as
   DistributedSampler does to ``total_size``) is cut into contiguous shares
-  proportional to the throughputs (common/balanced_shares.py: they sum to
+  proportional to the throughputs (common/balance/balanced_shares.py: they sum to
   ``total_size``, a floor of ``min_share`` of an equal share each; throughputs
   within ``dead_band`` of their median count as equal, so that same-speed ranks are
   not rebalanced by measurement noise);
@@ -24,7 +24,7 @@ ValueError on every rank instead of leaving the ranks to hang in an allreduce.
 """
 import torch
 
-from horovod_wagma.common.balanced_shares import DEFAULT_DEAD_BAND, epoch_total, \
+from horovod_wagma.common.balance.balanced_shares import DEFAULT_DEAD_BAND, epoch_total, \
     proportional_shares, share_bounds
 from horovod_wagma.torch.epoch_shares import EpochShares
 

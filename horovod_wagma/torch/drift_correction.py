@@ -28,7 +28,7 @@ after a collective that a persistent straggler reached late (docs/design.md §3)
 """
 import torch
 
-from horovod_wagma.common import drift_policy
+from horovod_wagma.common.optimizer import drift_policy
 from horovod_wagma.torch import ops
 from horovod_wagma.torch.fusion import fuse_by_dtype
 
@@ -53,7 +53,7 @@ def moment_scale(optimizer):
 
 
 def resolve_alpha(alpha, optimizer, state_mode):
-    """drift_correction's value for ``optimizer`` (common/drift_policy.py)."""
+    """drift_correction's value for ``optimizer`` (common/optimizer/drift_policy.py)."""
     return drift_policy.resolve_alpha(alpha, lambda: moment_scale(optimizer), state_mode)
 
 

@@ -13,13 +13,13 @@ Use it in place of ``hvd.elastic.TorchState`` with Horovod's own ``hvd.elastic.r
 On a membership change (a rank or host lost, or hosts added) the engine fails the
 step with ``WagmaMembershipChanged``, a ``HorovodInternalError``, so Horovod's ``run``
 resets; what ``restore``, ``reset``, ``sync`` and ``commit`` then do is
-common/elastic_state.py's. The model averaged by ``sync()`` is its parameters and
+common/elastic/elastic_state.py's. The model averaged by ``sync()`` is its parameters and
 floating buffers; ``commit()`` also saves the torch RNG state.
 """
 import horovod.torch as _hvd
 import torch
 
-from horovod_wagma.common.elastic_state import ElasticStateCore
+from horovod_wagma.common.elastic.elastic_state import ElasticStateCore
 from horovod_wagma.torch import ops
 
 

@@ -1,7 +1,7 @@
 """EpochShares: what BalancedDistributedSampler and BalancedBatchSampler share.
 
 Per epoch e (``set_epoch(e)``, called by every rank at the same epoch count, as torch
-requires for shuffling): common/throughput_exchange.py shares each rank's throughput
+requires for shuffling): common/balance/throughput_exchange.py shares each rank's throughput
 over the previous epoch through one Horovod allgather (the process's StepClock, fed by
 PyTorch's optimizer step hooks: a step's cycle, waits for other ranks taken out); with
 nothing measured (the first epoch) the cuts are equal. The epoch's permutation is
@@ -11,8 +11,8 @@ exactly as torch pads or truncates.
 import horovod.torch as _hvd
 import torch
 
-from horovod_wagma.common.balanced_shares import check_share_options, padded
-from horovod_wagma.common.throughput_exchange import ThroughputExchange
+from horovod_wagma.common.balance.balanced_shares import check_share_options, padded
+from horovod_wagma.common.balance.throughput_exchange import ThroughputExchange
 from horovod_wagma.torch.step_hooks import step_clock
 
 _instances = [0]  # samplers made in this process: names each one's allgather

@@ -7,7 +7,7 @@ tensor list, which the stream's round 0 verifies through the buffer's shape.
 """
 import torch
 
-from horovod_wagma.common.fusion_plan import FusionPlan
+from horovod_wagma.common.optimizer.fusion_plan import FusionPlan
 
 
 class FusionBuffer:

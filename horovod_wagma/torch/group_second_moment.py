@@ -21,7 +21,7 @@ round's rule treats both parts alike.
 """
 import torch
 
-from horovod_wagma.common import second_moment_policy
+from horovod_wagma.common.optimizer import second_moment_policy
 
 # Optimizers whose state keeps Adam's second moment as ``exp_avg_sq`` with
 # ``betas`` in every parameter group (subclasses included).
@@ -34,7 +34,7 @@ def keeps_second_moment(optimizer):
 
 
 def resolve(mode, optimizer):
-    """second_moment's value for ``optimizer`` (common/second_moment_policy.py)."""
+    """second_moment's value for ``optimizer`` (common/optimizer/second_moment_policy.py)."""
     return second_moment_policy.resolve(mode, keeps_second_moment(optimizer),
                                         type(optimizer).__name__,
                                         "Adam, AdamW, NAdam, RAdam: exp_avg_sq state")

@@ -9,10 +9,10 @@ through contiguous ones. CUDA tensors go through pinned host buffers on a side s
 import horovod.torch as _hvd
 import torch
 
-from horovod_wagma.common.basics import WagmaBasics
-from horovod_wagma.common.config import call_knobs
-from horovod_wagma.common.errors import WagmaError, engine_error
-from horovod_wagma.common.stats import stream_stats
+from horovod_wagma.common.op.basics import WagmaBasics
+from horovod_wagma.common.op.config import call_knobs
+from horovod_wagma.common.op.errors import WagmaError, engine_error
+from horovod_wagma.common.op.stats import stream_stats
 from horovod_wagma.torch import _torch_ops
 
 

@@ -24,14 +24,14 @@ import dataclasses
 import horovod.torch as _hvd
 import torch
 
-from horovod_wagma.common import averaging_policy
-from horovod_wagma.common.fp16_rule import fp16_result, python_cond
-from horovod_wagma.common.fusion_plan import FusionPlan
-from horovod_wagma.common.horovod_arguments import (check_backward_passes,
+from horovod_wagma.common.optimizer import averaging_policy
+from horovod_wagma.common.optimizer.fp16_rule import fp16_result, python_cond
+from horovod_wagma.common.optimizer.fusion_plan import FusionPlan
+from horovod_wagma.common.optimizer.horovod_arguments import (check_backward_passes,
                                                     check_horovod_arguments)
-from horovod_wagma.common.optimizer_core import OptimizerCore
-from horovod_wagma.common.optimizer_knobs import OptimizerKnobs
-from horovod_wagma.common.wrapped_class import wrapped_class
+from horovod_wagma.common.optimizer.optimizer_core import OptimizerCore
+from horovod_wagma.common.optimizer.optimizer_knobs import OptimizerKnobs
+from horovod_wagma.common.optimizer.wrapped_class import wrapped_class
 from horovod_wagma.torch import ops
 from horovod_wagma.torch.fusion import fuse_by_dtype
 from horovod_wagma.torch.drift_correction import DriftCorrection, resolve_alpha

@@ -1,5 +1,5 @@
 """Quasi-global momentum for torch.optim.SGD (the rule and its derivation:
-horovod_wagma/common/quasi_global.py).
+horovod_wagma/common/optimizer/quasi_global.py).
 
 Per parameter group with lr != 0 and momentum beta > 0, per parameter x whose
 ``momentum_buffer`` m exists after the step (dampening, nesterov and weight_decay are
@@ -12,7 +12,7 @@ x_new after WAGMA averaging. Groups with lr == 0 keep torch's buffer.
 """
 import torch
 
-from horovod_wagma.common.quasi_global import check_momentum_sgd
+from horovod_wagma.common.optimizer.quasi_global import check_momentum_sgd
 
 
 class QuasiGlobalMomentum:

@@ -13,7 +13,7 @@ import time
 from torch.optim.optimizer import (register_optimizer_step_post_hook,
                                    register_optimizer_step_pre_hook)
 
-from horovod_wagma.common.step_clock import StepClock
+from horovod_wagma.common.optimizer.step_clock import StepClock
 
 _clock = None
 

@@ -3,7 +3,7 @@ each mutant plants a bug in one detail the doc states that the rows' named tests
 but did not assert, with the test written to catch it. Run with
 `check.py --catalogue detail_api1`."""
 
-ERRORS = "horovod_wagma/common/errors.py"
+ERRORS = "horovod_wagma/common/op/errors.py"
 # The error classes' test is the membership one (it also covers WagmaFenced, E3).
 ERROR_CLASSES = "tests/test_membership.py::test_a_fenced_side_ends_the_script_a_lost_member_resets"
 

@@ -5,7 +5,7 @@ otherwise, in both factories. Run with `check.py --catalogue detail_averaging_de
 CORE = "tests/test_optimizer_core.py::test_the_averaging_default_follows_the_optimizer_family"
 BOTH = ("tests/test_twin_properties.py::"
         "test_both_factories_accept_and_refuse_the_documented_optimizers")
-POLICY = "horovod_wagma/common/averaging_policy.py"
+POLICY = "horovod_wagma/common/optimizer/averaging_policy.py"
 
 MUTANTS = [
     dict(id="averaging-default-local-for-adam", file=POLICY,
@@ -32,7 +32,7 @@ MUTANTS = [
          edits=[("knobs.averaging, is_adam_family(optimizer)))", "knobs.averaging, False))")],
          tests=[BOTH],
          bug="Keras's Adam gets the SGD default"),
-    dict(id="averaging-status-hides-the-rule", file="horovod_wagma/common/optimizer_core.py",
+    dict(id="averaging-status-hides-the-rule", file="horovod_wagma/common/optimizer/optimizer_core.py",
          edits=[('self.stream_knobs["group_size"], self.config.averaging)',
                  'self.stream_knobs["group_size"], self.knobs.averaging and "local")')],
          tests=[CORE],

@@ -6,8 +6,8 @@ value (not for a rank serving its final model, nor for a failed round). Run with
 LEFT_OUT = ("tests/test_global_rounds.py::"
             "test_a_left_out_member_and_the_others_get_exact_values -k follow")
 # "follow" where its value counts in every round (max_staleness 5: never left out).
-POLICY = "cpp_ops/engine/round_policy.cc"
-RULE = "cpp_ops/engine/averaging_rule.cc"
+POLICY = "cpp_ops/engine/rounds/round_policy.cc"
+RULE = "cpp_ops/engine/rounds/averaging_rule.cc"
 
 MUTANTS = [
     dict(id="follow-publishes-nothing", file=POLICY,
@@ -28,12 +28,12 @@ MUTANTS = [
          tests=[LEFT_OUT],
          bug="'follow' outputs 'local''s m + (x - c) for a passive round, not "
              "'fresh''s m + (x - c)/g (nor (s + x)/(g + 1) when left out)"),
-    dict(id="follow-engine-never-publishes", file="cpp_ops/engine/engine.cc",
+    dict(id="follow-engine-never-publishes", file="cpp_ops/engine/core/engine.cc",
          edits=[("        Publish(s, rs.mean.data(), InputVersion(round), /*copy=*/true);\n",
                  "        (void)0;\n")],
          tests=[LEFT_OUT],
          bug="the engine never publishes a served result: 'follow' is 'fresh'"),
-    dict(id="follow-served-mean-hides-the-apps-result", file="cpp_ops/engine/engine.cc",
+    dict(id="follow-served-mean-hides-the-apps-result", file="cpp_ops/engine/core/engine.cc",
          edits=[("Publish(s, rs.mean.data(), InputVersion(round), /*copy=*/true);",
                  "Publish(s, rs.mean.data(), OutputVersion(round), /*copy=*/true);")],
          tests=[LEFT_OUT],

@@ -8,8 +8,8 @@ FRESH = GRACE + "test_a_partner_a_few_ms_late_contributes_its_fresh_value -k tor
 STRAGGLER = GRACE + "test_a_persistent_straggler_is_never_waited_for"
 OFF = GRACE + "test_grace_fraction_zero_turns_it_off"
 MALFORMED = GRACE + "test_a_malformed_grace_fraction_fails_every_ranks_start"
-WINDOW = "cpp_ops/engine/grace_window.cc"
-ENGINE = "cpp_ops/engine/engine.cc"
+WINDOW = "cpp_ops/engine/rounds/grace_window.cc"
+ENGINE = "cpp_ops/engine/core/engine.cc"
 
 MUTANTS = [
     dict(id="grace-never-holds", file=ENGINE,

@@ -20,21 +20,21 @@ STOPPED_HOST = "tests/test_elastic.py::test_a_stopped_host_is_found_by_liveness_
 FENCED = "tests/test_elastic.py::test_a_minority_left_alone_is_fenced"
 KERAS_FIT = "tests/test_keras.py::test_fit_graph_mode_with_callbacks"
 SAMPLER = "tests/test_balanced_sampler.py"
-FAULTS_CC = "cpp_ops/engine/engine_faults.cc"
-HOLD_CC = "cpp_ops/engine/hold_report.cc"
-MONITOR_CC = "cpp_ops/engine/stall_monitor.cc"
-SPEC_CC = "cpp_ops/engine/stream_spec.cc"
+FAULTS_CC = "cpp_ops/engine/core/engine_faults.cc"
+HOLD_CC = "cpp_ops/engine/health/hold_report.cc"
+MONITOR_CC = "cpp_ops/engine/health/stall_monitor.cc"
+SPEC_CC = "cpp_ops/engine/core/stream_spec.cc"
 
 MUTANTS = [
     # --- stats() ------------------------------------------------------------------------
-    dict(id="detail2-errors-never-counted", file="cpp_ops/engine/engine_metrics.cc",
+    dict(id="detail2-errors-never-counted", file="cpp_ops/engine/observe/engine_metrics.cc",
          edits=[("    ++streams_[stream].errors;", "    streams_[stream];")],
          tests=[STUCK],
          bug="faults.md:194 (F41): stats()' errors counts 'rounds that ended in an error'; it "
              "stays 0 (tests assert errors == 0 only; stuck_rank.py would emit "
              "hvd.stats('w')['errors'] == 1 after its stall timeout)"),
     dict(id="detail2-direct-exchange-bytes-one-peer",
-         file="cpp_ops/engine/direct_exchange_reduction.h",
+         file="cpp_ops/engine/reduce/direct_exchange_reduction.h",
          edits=[("    return (group_size() - 1) * args_.count * elem_size();",
                  "    return args_.count * elem_size();")],
          tests=[],
@@ -43,7 +43,7 @@ MUTANTS = [
              "test uses; reduction_choice_test's Run() would CHECK BytesSent() against "
              "the bytes its fake transport saw)"),
     dict(id="detail2-scatter-allgather-bytes-drop-allgather",
-         file="cpp_ops/engine/scatter_allgather_reduction.h",
+         file="cpp_ops/engine/reduce/scatter_allgather_reduction.h",
          edits=[("    return (args_.count * elem_size() - mine) + (group_size() - 1) * mine;",
                  "    return args_.count * elem_size() - mine;")],
          tests=[],
@@ -137,7 +137,7 @@ MUTANTS = [
          tests=[LOST_ACTIVATION],
          bug="faults.md:84-85 (F52b): '...; rank 1 waits in it: joining it now' names the "
              "rank whose hold query arrived; it now names the joined rank itself (rank 0)"),
-    dict(id="detail2-join-view-joins-ended-counts-known-joined", file="cpp_ops/engine/engine_join.cc",
+    dict(id="detail2-join-view-joins-ended-counts-known-joined", file="cpp_ops/engine/core/engine_join.cc",
          edits=[("  j.joins_ended = joins_.generation();",
                  "  j.joins_ended = static_cast<int64_t>(j.known_joined.size());")],
          tests=[LOST_ACTIVATION],
@@ -174,7 +174,7 @@ MUTANTS = [
          bug="semantics.md:9-16 (S1): a stream's member set is checked at round 0, naming "
              "both values; a process-set mismatch now names each rank with the other's set "
              "(the test matches 'process set mismatch' only)"),
-    dict(id="detail2-midrun-mismatch-names-the-previous-round", file="cpp_ops/engine/engine.cc",
+    dict(id="detail2-midrun-mismatch-names-the-previous-round", file="cpp_ops/engine/core/engine.cc",
          edits=[('" called round " +\n                                std::to_string(s.next_app_round) + " of stream',
                  '" called round " +\n                                std::to_string(s.next_app_round - 1) + " of stream')],
          tests=[MIDRUN],
@@ -182,13 +182,13 @@ MUTANTS = [
              "rank and its round ('rank 2 called round 2 of stream ...'); the round is now "
              "the one before (the test asserts 'rank 2' and 'sync_period' only)"),
     # --- api.md's environment table and knob defaults ------------------------------------
-    dict(id="detail2-fragment-bytes-default-64k", file="cpp_ops/engine/message_cut.h",
+    dict(id="detail2-fragment-bytes-default-64k", file="cpp_ops/engine/reduce/message_cut.h",
          edits=[("  size_t fragment_bytes = 63 * 1024;", "  size_t fragment_bytes = 64 * 1024;")],
          tests=[],
          bug="api.md:375 (A102): HOROVOD_WAGMA_FRAGMENT_BYTES defaults to 64512; now 65536 "
              "(over Open MPI's eager limit with its header); engine_settings_test's "
              "TestDefaults would CHECK s.fragments.fragment_bytes == 64512"),
-    dict(id="detail2-fragment-up-to-default-8mib", file="cpp_ops/engine/message_cut.h",
+    dict(id="detail2-fragment-up-to-default-8mib", file="cpp_ops/engine/reduce/message_cut.h",
          edits=[("  size_t up_to_bytes = 4 << 20;", "  size_t up_to_bytes = 8 << 20;")],
          tests=[],
          bug="api.md:375 (A102): HOROVOD_WAGMA_FRAGMENT_UP_TO_BYTES defaults to 4 MiB; now 8 "

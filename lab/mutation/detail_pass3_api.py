@@ -80,7 +80,7 @@ MUTANTS = [
              "round_failed) and the column must say 3"),
     # --- what the engine writes to the timeline -------------------------------------------
     dict(id="detail3-api-timeline-wait-span-ends-at-its-length",
-         file="cpp_ops/engine/engine_metrics.cc",
+         file="cpp_ops/engine/observe/engine_metrics.cc",
          edits=[('timeline_.Span(Timeline::kApp, "wait", stream, from_us, from_us + waited_us,',
                  'timeline_.Span(Timeline::kApp, "wait", stream, from_us, waited_us,')],
          tests=[STATS],
@@ -91,7 +91,7 @@ MUTANTS = [
              "checked that rank 0's wait events are 'X' with a round; now the 'g' "
              "stream's spans add up to global_wait_s and the longest (>= 0.3 s) is round "
              "1. No engine unit test writes a wait span"),
-    dict(id="detail3-api-activation-received-names-itself", file="cpp_ops/engine/engine.cc",
+    dict(id="detail3-api-activation-received-names-itself", file="cpp_ops/engine/core/engine.cc",
          edits=[("metrics_.ActivationReceived(s.spec.name, round, source);",
                  "metrics_.ActivationReceived(s.spec.name, round, rank_);")],
          tests=[STATS],

@@ -18,7 +18,7 @@ FRAGMENTS = "tests/test_bad_input.py::test_fragment_settings_must_match_on_every
 MUTANTS = [
     # --- hold reports (F50) --------------------------------------------------------------
     dict(id="detail3-faults-hold-view-unstarted-round-reads-collected",
-         file="cpp_ops/engine/hold_report.cc",
+         file="cpp_ops/engine/health/hold_report.cc",
          edits=[("} else if (round < s.next_app_round) {",
                  "} else if (round <= s.next_app_round) {")],
          tests=[HELD],
@@ -29,7 +29,7 @@ MUTANTS = [
              "of round 2 in hold_report.py; the test matched 'here: ' and the app's part "
              "only)"),
     # --- mismatches (F23, S2) ------------------------------------------------------------
-    dict(id="detail3-faults-midrun-mismatch-values-swapped", file="cpp_ops/engine/engine.cc",
+    dict(id="detail3-faults-midrun-mismatch-values-swapped", file="cpp_ops/engine/core/engine.cc",
          edits=[('s.spec.Mismatch("its round 0", req.spec, "this call")',
                  'req.spec.Mismatch("its round 0", s.spec, "this call")')],
          tests=[MIDRUN],
@@ -40,7 +40,7 @@ MUTANTS = [
              "'sync_period' alone, still matched"),
     # --- stall warnings (F11, F14) ---------------------------------------------------------
     dict(id="detail3-faults-stall-warning-drops-unresponsive-note",
-         file="cpp_ops/engine/engine_faults.cc",
+         file="cpp_ops/engine/core/engine_faults.cc",
          edits=[("stalls_->UnresponsiveNote(LivePeerCandidates(), Clock::now()).c_str());",
                  '"");')],
          tests=[STUCK],
@@ -50,7 +50,7 @@ MUTANTS = [
              "(only the errors were checked for it; the warnings for their round, note and "
              "waiting ranks)"),
     dict(id="detail3-faults-stall-warning-window-starts-after-the-report",
-         file="cpp_ops/engine/stall_inspector.cc",
+         file="cpp_ops/engine/health/stall_inspector.cc",
          edits=[("Entry{{}, now - waited, {}}", "Entry{{}, now + waited, {}}")],
          tests=[],
          bug="faults.md:45-48 (F11, A98): the inspector warns after WAGMA_STALL_WARNING_S "
@@ -63,7 +63,7 @@ MUTANTS = [
              "2.1 s of a 2 s window reported 0.5 s in, waited_s 2.1)"),
     # --- elastic (F27, R35, F31) ---------------------------------------------------------
     dict(id="detail3-faults-elastic-heartbeat-at-a-third-of-liveness",
-         file="cpp_ops/engine/engine_settings.cc",
+         file="cpp_ops/engine/core/engine_settings.cc",
          edits=[("std::max(0.5, std::min(s.stalls.report_after_s, s.liveness_s / 3))",
                  "std::max(0.5, std::max(s.stalls.report_after_s, s.liveness_s / 3))")],
          tests=[],
@@ -74,7 +74,7 @@ MUTANTS = [
              "engine_settings_test's TestElasticHeartbeatEverySecondLostAfterTheLivenessWindow "
              "wants probe_after_s 1.0 and grace 10 by default, 5 at 5, the plain 20 at 0)"),
     dict(id="detail3-faults-verdict-counts-only-survivors",
-         file="cpp_ops/engine/engine_faults.cc",
+         file="cpp_ops/engine/core/engine_faults.cc",
          edits=[('" of " + std::to_string(size_) +', '" of " + std::to_string(size_ - n) +')],
          tests=[LIVENESS_ZERO],
          bug="faults.md:122-123 (F31, F26): the verdict ends 'membership changed: ranks 2, 3 "
@@ -84,7 +84,7 @@ MUTANTS = [
              "extended fenced test would see '1 of 1 ranks remain on this side' too)"),
     # --- HOROVOD_WAGMA_FRAGMENT_* must match (A102) ---------------------------------------
     dict(id="detail3-faults-fragment-mismatch-prints-fragment-bytes-twice",
-         file="cpp_ops/engine/message_cut.cc",
+         file="cpp_ops/engine/reduce/message_cut.cc",
          edits=[('std::to_string(settings.up_to_bytes) + ", " + settings.scope +',
                  'std::to_string(settings.fragment_bytes) + ", " + settings.scope +')],
          tests=[FRAGMENTS],
@@ -93,7 +93,7 @@ MUTANTS = [
              "is now the fragment size again ('this rank: 4096, 4096, remote'), which the "
              "test's '4096' in rank 0's error still matched"),
     dict(id="detail3-faults-fragment-check-compares-only-fragment-bytes",
-         file="cpp_ops/engine/message_cut.cc",
+         file="cpp_ops/engine/reduce/message_cut.cc",
          edits=[("if (std::memcmp(lo, hi, sizeof(lo)) != 0) {", "if (lo[0] != hi[0]) {")],
          tests=[FRAGMENTS],
          bug="api.md:375 (A102): all three HOROVOD_WAGMA_FRAGMENT_* settings must match "

@@ -15,7 +15,7 @@ DEFAULT_S = "tests/test_schedule.py::test_default_group_size_is_smallest_power_o
 PINNED = "tests/test_cuda_staging.py::test_both_buffers_of_a_pair_are_pinned"
 POOL = "tests/test_cuda_staging.py::test_failed_calls_return_their_pair_and_the_pool_is_bounded"
 CALLER = "tests/test_gossip.py::test_caller_progress_drives_the_engine_from_the_waiting_thread"
-CONFIG = "horovod_wagma/common/config.py"
+CONFIG = "horovod_wagma/common/op/config.py"
 STAGING = "horovod_wagma/torch/cuda_staging.py"
 
 MUTANTS = [
@@ -41,7 +41,7 @@ MUTANTS = [
              "-1, 4097 and 1.5 only, and the fuzz worker never draws max_staleness; the "
              "bounds test now refuses True, False, 2.0 and '3')"),
     dict(id="detail3-rounds-groups-default-is-optimizers",
-         file="horovod_wagma/common/schedule.py",
+         file="horovod_wagma/common/op/schedule.py",
          edits=[("        group_size = default_group_size(size)",
                  "        group_size = optimizer_group_size(size)")],
          tests=[DEFAULT_S],
@@ -51,7 +51,7 @@ MUTANTS = [
              "min(P, max(8, ...)), so groups(4) is one group of 4 instead of two phases of "
              "pairs (every test passed S explicitly; the test now asserts groups(P) == "
              "groups(P, default_group_size(P)) for P in 1..64 and groups(4)'s pairs)"),
-    dict(id="detail3-rounds-caller-progress-read-as-ms", file="cpp_ops/engine/engine.cc",
+    dict(id="detail3-rounds-caller-progress-read-as-ms", file="cpp_ops/engine/core/engine.cc",
          edits=[("  const Clock::time_point spin_until = t0 + std::chrono::microseconds(spin_us);",
                  "  const Clock::time_point spin_until = t0 + std::chrono::milliseconds(spin_us);")],
          tests=[CALLER],

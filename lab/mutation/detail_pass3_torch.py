@@ -77,7 +77,7 @@ MUTANTS = [
              "one of the slow rank's jumps happens to land on a global round (each of its "
              "~4-round jumps that holds one misses it with odds about 3/4)"),
     dict(id="detail3-torch-default-group-size-counts-the-world",
-         file="horovod_wagma/common/optimizer_core.py",
+         file="horovod_wagma/common/optimizer/optimizer_core.py",
          edits=[("        self._ranks = lambda: basics.num_ranks(process_set)",
                  "        self._ranks = lambda: basics.num_ranks()")],
          tests=[OPT + "::test_process_set_subset"],

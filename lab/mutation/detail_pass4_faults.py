@@ -24,7 +24,7 @@ KERAS_STATE = STATE + "::test_keras_state_drops_traced_functions_and_averages_ev
 MUTANTS = [
     # --- stalls in group rounds (F11, F13) ------------------------------------------------
     dict(id="detail4-faults-stall-inspector-always-rank-0",
-         file="cpp_ops/engine/engine_faults.cc",
+         file="cpp_ops/engine/core/engine_faults.cc",
          edits=[("        if (rs.members[0] == rank_) {\n"
                  "          stalls_->inspector().OnWaiting(s.id, r.first, rank_, now);\n"
                  "        } else {\n"
@@ -44,7 +44,7 @@ MUTANTS = [
              "rank 0 either way"),
     # --- round-0 mismatches (F22, R31) ----------------------------------------------------
     dict(id="detail4-faults-spec-compares-bytes-not-dtype-and-shape",
-         file="cpp_ops/engine/stream_spec.cc",
+         file="cpp_ops/engine/core/stream_spec.cc",
          edits=[("return name == o.name && dtype == o.dtype && shape == o.shape &&",
                  "return name == o.name && num_bytes() == o.num_bytes() &&")],
          tests=[BAD_INPUT],
@@ -56,7 +56,7 @@ MUTANTS = [
              "the byte count too"),
     # --- HOROVOD_WAGMA_FRAGMENT_* must match (A102) --------------------------------------
     dict(id="detail4-faults-fragment-check-skips-the-scope",
-         file="cpp_ops/engine/message_cut.cc",
+         file="cpp_ops/engine/reduce/message_cut.cc",
          edits=[("if (std::memcmp(lo, hi, sizeof(lo)) != 0) {",
                  "if (std::memcmp(lo, hi, 2 * sizeof(lo[0])) != 0) {")],
          tests=[FRAGMENT_SCOPE],
@@ -67,7 +67,7 @@ MUTANTS = [
              "never the scope; the new [differ_scope] case, extended, sets it on rank 0)"),
     # --- the elastic state's counters (R34, R36) -------------------------------------------
     dict(id="detail4-faults-joiners-take-rank-0s-counters",
-         file="horovod_wagma/common/elastic_state.py",
+         file="horovod_wagma/common/elastic/elastic_state.py",
          edits=[("        first = survivors.index(True)", "        first = 0")],
          tests=[COUNTERS],
          bug="README:158 (R36): hosts added 'start from the survivors' average and "
@@ -76,7 +76,7 @@ MUTANTS = [
              "get broadcast) a fresh rank's step 0. The host-added test keeps rank 0 a "
              "survivor (Horovod appends the new host's ranks)"),
     dict(id="detail4-faults-survivors-take-the-first-survivors-counters",
-         file="horovod_wagma/common/elastic_state.py",
+         file="horovod_wagma/common/elastic/elastic_state.py",
          edits=[("        if not survivors[hvd.rank()]:", "        if hvd.rank() != first:")],
          tests=[COUNTERS],
          bug="README:155-157, api.md:52-53 (R34): the survivors go on from their own replicas, 'no step "

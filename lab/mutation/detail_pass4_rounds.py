@@ -28,7 +28,7 @@ CONFIG_FUZZ = "tests/test_fuzz.py::" \
               "test_config_accepts_exactly_the_valid_knobs_global_rounds_and_max_staleness_too"
 KERAS_MIDRUN = "tests/test_no_deadlock.py::" \
                "test_keras_fit_with_horovod_callbacks_over_many_epochs"
-ROUNDS = "cpp_ops/engine/engine_rounds.cc"
+ROUNDS = "cpp_ops/engine/core/engine_rounds.cc"
 
 MUTANTS = [
     # --- the "local" rule's base, a blocking stream's ages (S16, F43) ------------------
@@ -59,7 +59,7 @@ MUTANTS = [
              "wait-avoiding streams only"),
     # --- join(): TensorFlow's blocking path (F9) ---------------------------------------
     dict(id="detail4-rounds-tf-join-raises-horovods-error",
-         file="horovod_wagma/common/join_both.py",
+         file="horovod_wagma/common/elastic/join_both.py",
          edits=[("            horovod_join()\n"
                  "        except Exception as horovod_error:\n"
                  "            _engine_error_over(horovod_error, last)",
@@ -76,7 +76,7 @@ MUTANTS = [
              "blocking path's success only)"),
     # --- elastic membership (E6, E8, R36) ----------------------------------------------
     dict(id="detail4-rounds-generation-after-newest-replica",
-         file="horovod_wagma/common/membership.py",
+         file="horovod_wagma/common/elastic/membership.py",
          edits=[("        self.generation = max(i[\"generation\"] for i in infos) + 1",
                  "        self.generation = previous_gen + 1")],
          tests=[MEMBERSHIP],
@@ -88,7 +88,7 @@ MUTANTS = [
              "trace files collide with the failed generation's. Every test agreed "
              "right after a completed sync, where both numbers are the same"),
     dict(id="detail4-rounds-any-earlier-member-is-a-survivor",
-         file="horovod_wagma/common/membership.py",
+         file="horovod_wagma/common/elastic/membership.py",
          edits=[("        self.was_survivor = self.replica_generation == previous_gen > 0",
                  "        self.was_survivor = self.generation > 0")],
          tests=[MEMBERSHIP],
@@ -101,7 +101,7 @@ MUTANTS = [
              "survivors ran in the previous generation, where both rules agree"),
     # --- the schedule beyond 64 ranks (S34-S38, R15) ------------------------------------
     dict(id="detail4-rounds-schedule-mixing-in-one-word",
-         file="cpp_ops/engine/group_schedule.cc",
+         file="cpp_ops/engine/rounds/group_schedule.cc",
          edits=[("for (size_t w = 0; w < words; ++w) u[w] |= knows[r][w];",
                  "u[0] |= knows[r][0];")],
          tests=[LARGE_SCHEDULES],
@@ -113,7 +113,7 @@ MUTANTS = [
              "S, 10 and 12, and the butterflies 16^2, 32^2, 2^7, 4^4)"),
     # --- knob validation (A13, F25) -----------------------------------------------------
     dict(id="detail4-rounds-global-rounds-unhashable-type-error",
-         file="horovod_wagma/common/config.py",
+         file="horovod_wagma/common/op/config.py",
          edits=[("    if not isinstance(global_rounds, str) or global_rounds not in "
                  "GLOBAL_ROUNDS:",
                  "    if global_rounds not in GLOBAL_ROUNDS:")],

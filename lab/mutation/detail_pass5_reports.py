@@ -23,7 +23,7 @@ LEAVER = REPORTS + "::test_a_leaver_is_named_with_its_last_round_of_each_stream"
 MUTANTS = [
     # --- the away-application report (F10, F43) ---------------------------------------------
     dict(id="detail5-away-report-count-never-restarts",
-         file="cpp_ops/engine/engine.cc",
+         file="cpp_ops/engine/core/engine.cc",
          edits=[("  s.app_called_at = std::chrono::steady_clock::now();\n"
                  "  s.left_out_since_app_call = 0;\n",
                  "  s.app_called_at = std::chrono::steady_clock::now();\n")],
@@ -34,7 +34,7 @@ MUTANTS = [
              "(the away test's app left only once)"),
     # --- stall warnings and registrations (F11, F12) -----------------------------------------
     dict(id="detail5-stall-warning-names-first-missing-only",
-         file="cpp_ops/engine/engine_faults.cc",
+         file="cpp_ops/engine/core/engine_faults.cc",
          edits=[("      if (!stall.waiting.count(m)) missing.push_back(m);",
                  "      if (!stall.waiting.count(m) && missing.empty()) missing.push_back(m);")],
          tests=[STALL_LATE + "[hold:1-3:2]"],
@@ -42,7 +42,7 @@ MUTANTS = [
              "round; with two ranks missing it now names the first ([1], not [1, 3]), and "
              "the timeout error's note with it (every stall the tests ran missed one rank)"),
     dict(id="detail5-registration-warning-names-first-missing-only",
-         file="cpp_ops/engine/engine_faults.cc",
+         file="cpp_ops/engine/core/engine_faults.cc",
          edits=[("      if (!Contains(p.seen, m)) missing.push_back(m);",
                  "      if (!Contains(p.seen, m) && missing.empty()) missing.push_back(m);")],
          tests=[REGISTRATION + "[reg:3=1.6:1=2.9]"],
@@ -51,7 +51,7 @@ MUTANTS = [
              "registration the tests ran waited for one)"),
     # --- the hold report (F49, F50) ----------------------------------------------------------
     dict(id="detail5-hold-report-lists-the-last-pending-message",
-         file="cpp_ops/engine/hold_report.cc",
+         file="cpp_ops/engine/health/hold_report.cc",
          edits=[('    out += (out.empty() ? "" : ", ") +',
                  '    out = std::string() +')],
          tests=[HOLD + "[hold:1-3:2]"],
@@ -60,7 +60,7 @@ MUTANTS = [
              "rank 3', not 'receive from rank 1, receive from rank 3'), in the report and in "
              "each member's view (the tests' held rounds had one other member)"),
     dict(id="detail5-hold-report-lists-the-streams-members",
-         file="cpp_ops/engine/hold_report.cc",
+         file="cpp_ops/engine/health/hold_report.cc",
          edits=[('RoundName(s, round, &rs) + " (members " + RankList(rs.members) + "; ";',
                  'RoundName(s, round, &rs) + " (members " + RankList(s.spec.members) + "; ";')],
          tests=[STOPPED + "[stop:3:group]"],
@@ -69,7 +69,7 @@ MUTANTS = [
              "had every rank of the stream as members)"),
     # --- early exit (F8) ---------------------------------------------------------------------
     dict(id="detail5-goodbye-keys-every-stream-as-the-first",
-         file="cpp_ops/engine/engine_faults.cc",
+         file="cpp_ops/engine/core/engine_faults.cc",
          edits=[("    if (kv.second.id >= 0) last_round[kv.second.id] = kv.second.last_joined_round;",
                  "    if (kv.second.id >= 0) last_round[0] = kv.second.last_joined_round;")],
          tests=[LEAVER + "[leaver1]"],
@@ -78,7 +78,7 @@ MUTANTS = [
              "waits in round 3 for the leaver (told it served up to 5) and 'b' reports "
              "'never joining' (the early-exit tests ran one stream)"),
     dict(id="detail5-early-exit-names-the-last-member",
-         file="cpp_ops/engine/peer_roster.cc",
+         file="cpp_ops/engine/transport/peer_roster.cc",
          edits=[('std::string text = "rank " + std::to_string(m) +',
                  'std::string text = "rank " + std::to_string(members.back()) +')],
          tests=[LEAVER + "[leaver1]"],
@@ -87,7 +87,7 @@ MUTANTS = [
              "last member of every round it was in (the registrar case, rank 0, is extended)"),
     # --- liveness (F14) ------------------------------------------------------------------------
     dict(id="detail5-unresponsive-names-one-peer-per-pass",
-         file="cpp_ops/engine/peer_liveness.cc",
+         file="cpp_ops/engine/health/peer_liveness.cc",
          edits=[("    out.push_back(r);\n    if (silent > longest) longest = silent;\n  }",
                  "    out.push_back(r);\n    if (silent > longest) longest = silent;\n    break;\n"
                  "  }")],
@@ -98,7 +98,7 @@ MUTANTS = [
              "unit test report_text_test names [0, 4]"),
     # --- the three engine bugs these tests found, fixed 2026-12-06 ---------------------------
     dict(id="detail5-failed-round-keeps-its-stall-warning",
-         file="cpp_ops/engine/stall_inspector.cc",
+         file="cpp_ops/engine/health/stall_inspector.cc",
          edits=[("        if (now - w->second > timeout) {", "        if (false) {")],
          tests=[REPORTS + "::test_stall_warnings_stop_once_the_round_failed_at_the_timeout"],
          bug="faults.md:46-51 (F11): the inspector's warning repeats while the stall lasts; "
@@ -106,14 +106,14 @@ MUTANTS = [
              "Kept, the inspector warned about a failed round every window until the job "
              "ended ('waiting: [0, 2, 3]' though nobody waited), as before the fix"),
     dict(id="detail5-join-after-a-departure-waits-for-it",
-         file="cpp_ops/engine/engine_join.cc",
+         file="cpp_ops/engine/core/engine_join.cc",
          edits=[("  if (roster_.first_departed() >= 0) {", "  if (false) {")],
          tests=[REPORTS + "::test_join_after_a_rank_left_names_it"],
          bug="faults.md (F1, F9): every fault ends in an error naming the rank; join() "
              "called after a leaver's goodbye arrived waits for the leaver and ends only "
              "with Horovod's shutdown error, naming nobody"),
     dict(id="detail5-registrar-leaving-never-ends-the-join",
-         file="cpp_ops/engine/engine_faults.cc",
+         file="cpp_ops/engine/core/engine_faults.cc",
          edits=[("  } else if (source == kRegistrar && joins_.self_joined()) {",
                  "  } else if (false) {")],
          tests=[REPORTS + "::test_a_leaver_while_the_others_join_is_named_in_their_join[0]"],

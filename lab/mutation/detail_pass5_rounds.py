@@ -58,7 +58,7 @@ MUTANTS = [
              "served_round is negative. Only Keras's rebase was run twice (a one-process "
              "test); PyTorch's ran in elastic jobs with one reset"),
     dict(id="detail5-rounds-membership-keeps-the-first-replica",
-         file="horovod_wagma/common/membership.py",
+         file="horovod_wagma/common/elastic/membership.py",
          edits=[("        self.replica_members = list(self.members)",
                  "        self.replica_members = self.replica_members or list(self.members)")],
          tests=[TWO_CHANGES],

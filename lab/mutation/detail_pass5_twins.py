@@ -18,14 +18,14 @@ SEQUENCE = TWINS + "::test_balanced_sequence_deals_the_documented_cut_of_numpys_
 CLOCK = TWINS + "::test_step_clock_median_of_even_and_odd_cycle_counts"
 MODES = TWINS + "::test_compression_and_state_modes_change_what_they_promise"
 PARITY = TWINS + "::test_torch_and_keras_optimizers_follow_the_same_documented_trajectory"
-SHARES = "horovod_wagma/common/balanced_shares.py"
+SHARES = "horovod_wagma/common/balance/balanced_shares.py"
 
 MUTANTS = [
     dict(id="detail5-twins-unmeasured-rank-takes-the-fastest-throughput", file=SHARES,
          edits=[("    fill = sum(ok) / len(ok) if ok else 1.0",
                  "    fill = max(ok) if ok else 1.0")],
          tests=[SAMPLER, BATCHES],
-         bug="common/balanced_shares.py invariants (A64, A73): a rank that measured nothing "
+         bug="common/balance/balanced_shares.py invariants (A64, A73): a rank that measured nothing "
              "(0, NaN) counts as the measured ranks' mean; it now counts as the fastest. "
              "The only old case, [0, 2, nan, 2], had equal measured ranks (mean = max); "
              "the matrix now gathers [5, 1, 0, nan]"),
@@ -46,7 +46,7 @@ MUTANTS = [
              "the leftover samples; they now go to the fastest ranks. Old cases had equal "
              "weights at a leftover (ties to the lower rank either way) or a 1-sample "
              "tolerance; the matrices compare every rank's exact indices"),
-    dict(id="detail5-twins-step-clock-upper-median", file="horovod_wagma/common/step_clock.py",
+    dict(id="detail5-twins-step-clock-upper-median", file="horovod_wagma/common/optimizer/step_clock.py",
          edits=[("return statistics.median(self._cycles) if self._cycles else None",
                  "return statistics.median_high(self._cycles) if self._cycles else None")],
          tests=[CLOCK],
@@ -55,7 +55,7 @@ MUTANTS = [
              "Every old clock case had equal middle cycles; the new one runs 2, 3, 4 and 6 "
              "cycles of different lengths"),
     dict(id="detail5-twins-equal-steps-only-when-every-rank-needs-them",
-         file="horovod_wagma/common/throughput_exchange.py",
+         file="horovod_wagma/common/balance/throughput_exchange.py",
          edits=[("return self.throughputs, bool(gathered[:, 2].max() > 0)",
                  "return self.throughputs, bool(gathered[:, 2].min() > 0)")],
          tests=[SEQUENCE],

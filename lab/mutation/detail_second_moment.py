@@ -8,7 +8,7 @@ LOCAL = TEST + "test_local_mode_keeps_each_ranks_own_second_moment"
 REFUSED = TEST + "test_group_mode_needs_an_adam_family_optimizer"
 TORCH = "horovod_wagma/torch/group_second_moment.py"
 KERAS = "horovod_wagma/keras/group_second_moment.py"
-POLICY = "horovod_wagma/common/second_moment_policy.py"
+POLICY = "horovod_wagma/common/optimizer/second_moment_policy.py"
 
 MUTANTS = [
     dict(id="second-moment-default-local", file=POLICY,

@@ -7,7 +7,7 @@ cpp_ops/engine/ are caught by `make engine-unit-test`, which check.py runs for t
 
 MUTANTS = [
     dict(id="dse-group-size-mismatch-shows-own-value-twice",
-         file="cpp_ops/engine/stream_spec.cc",
+         file="cpp_ops/engine/core/stream_spec.cc",
          edits=[("""    s << config.group_size << ", " << theirs << " has group_size "
       << o.config.group_size;""",
                  """    s << config.group_size << ", " << theirs << " has group_size "
@@ -18,7 +18,7 @@ MUTANTS = [
              "group_size 2'), caught by registration_book_test.cc::"
              "TestEachKnobMismatchNamesBothValuesWithTheirRanks"),
     dict(id="dse-max-staleness-mismatch-values-swapped",
-         file="cpp_ops/engine/stream_spec.cc",
+         file="cpp_ops/engine/core/stream_spec.cc",
          edits=[("""    s << config.max_staleness << ", " << theirs << " has max_staleness "
       << o.config.max_staleness;""",
                  """    s << o.config.max_staleness << ", " << theirs << " has max_staleness "

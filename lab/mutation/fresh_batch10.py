@@ -24,7 +24,7 @@ Spread: faults.md 6, api.md 6, semantics.md 5, README.md 4, elastic.md 3."""
 MUTANTS = [
     # --- faults.md ---------------------------------------------------------------------
     dict(id="fresh10-liveness-silence-restarts-at-every-probe",
-         file="cpp_ops/engine/peer_liveness.cc",
+         file="cpp_ops/engine/health/peer_liveness.cc",
          edits=[("    if (p.unanswered == Clock::time_point{}) p.unanswered = now;",
                  "    p.unanswered = now;")],
          tests=["tests/test_faults.py::test_stuck_rank_is_reported_and_times_out",
@@ -40,7 +40,7 @@ MUTANTS = [
              "(peer_liveness_test.cc::TestSilenceAfterAProbe, "
              "TestStoppedRankNamedBeforeTheDeadline)"),
     dict(id="fresh10-engine-staleness-sum-keeps-the-last",
-         file="cpp_ops/engine/engine_metrics.cc",
+         file="cpp_ops/engine/observe/engine_metrics.cc",
          edits=[("    engine_.staleness_sum += staleness;",
                  "    engine_.staleness_sum = staleness;")],
          tests=["tests/test_keras.py::test_fit_graph_mode_with_callbacks",
@@ -56,7 +56,7 @@ MUTANTS = [
              "callback and bench, is wrong); a test that brackets the callback by the same "
              "engine counter cannot see it"),
     dict(id="fresh10-blocking-join-returns-none-unless-last",
-         file="horovod_wagma/common/join_both.py",
+         file="horovod_wagma/common/elastic/join_both.py",
          edits=[("        return last if last is not None else engine_lib.join()",
                  "        return last")],
          tests=["tests/test_keras.py::test_uneven_batches_with_join",
@@ -72,7 +72,7 @@ MUTANTS = [
              "ranks that ran out of data first; the one-process test of the path where every "
              "rank had already joined still passes"),
     dict(id="fresh10-polled-join-raises-horovods-error",
-         file="horovod_wagma/common/join_both.py",
+         file="horovod_wagma/common/elastic/join_both.py",
          edits=[("            except Exception as horovod_error:\n"
                  "                _engine_error_over(horovod_error, last)",
                  "            except Exception as horovod_error:\n"
@@ -92,7 +92,7 @@ MUTANTS = [
              "minority resets instead of ending. The TensorFlow path (test_join_both's "
              "one-process case) is unchanged"),
     dict(id="fresh10-loss-settle-variable-misnamed",
-         file="cpp_ops/engine/engine_settings.cc",
+         file="cpp_ops/engine/core/engine_settings.cc",
          edits=[('EnvDouble("HOROVOD_WAGMA_LOSS_SETTLE_MS", s.loss_settle_ms)',
                  'EnvDouble("HOROVOD_WAGMA_LOSS_SETTLE_S", s.loss_settle_ms)')],
          tests=["tests/test_elastic.py::test_a_stopped_host_is_found_by_liveness_probes",
@@ -102,12 +102,12 @@ MUTANTS = [
              "default 1500: milliseconds from the first lost peer to the membership "
              "verdict); the engine now reads HOROVOD_WAGMA_LOSS_SETTLE_S, so setting the "
              "documented variable has no effect: the verdict always settles 1.5 s, and "
-             "horovod_wagma.common.engine_lib.verdict_delay_ms() (which join() waits on for "
+             "horovod_wagma.common.op.engine_lib.verdict_delay_ms() (which join() waits on for "
              "the verdict) reports 1500 whatever is set; a script that shortens the window "
              "to 300 ms still waits 1.5 s, one that widens it for a slow cut gets split "
              "verdicts (engine_settings_test.cc::TestVariablesChangeThem, if it sets it)"),
     dict(id="fresh10-early-exit-after-round-0-said-never-joined",
-         file="cpp_ops/engine/peer_roster.cc",
+         file="cpp_ops/engine/transport/peer_roster.cc",
          edits=[("    text += last_round < 0 ? std::string(\"never joining stream '\")",
                  "    text += last_round <= 0 ? std::string(\"never joining stream '\")")],
          tests=["tests/test_faults.py::test_early_exit_is_announced",
@@ -124,7 +124,7 @@ MUTANTS = [
              "rule, not this text)"),
     # --- api.md --------------------------------------------------------------------------
     dict(id="fresh10-json-escape-leaves-backslashes",
-         file="cpp_ops/engine/timeline.cc",
+         file="cpp_ops/engine/observe/timeline.cc",
          edits=[("    if (c == '\"' || c == '\\\\') {",
                  "    if (c == '\"') {")],
          tests=["tests/test_fuzz.py::test_fuzz_public_api",
@@ -169,7 +169,7 @@ MUTANTS = [
              "its handles after an error (or a second synchronize after poll) dies with an "
              "untyped error. Successful handles are unaffected (their result is cached)"),
     dict(id="fresh10-shares-start-one-share-late",
-         file="horovod_wagma/common/balanced_shares.py",
+         file="horovod_wagma/common/balance/balanced_shares.py",
          edits=[("    start = sum(shares[:rank])",
                  "    start = sum(shares[:rank + 1])")],
          tests=["tests/test_balanced_sampler.py::test_every_sample_exactly_once_per_epoch",
@@ -186,7 +186,7 @@ MUTANTS = [
              "BalancedSequence alike, len(sampler) still says the share while fewer samples "
              "are yielded"),
     dict(id="fresh10-throughput-divides-by-cycles",
-         file="horovod_wagma/common/throughput_exchange.py",
+         file="horovod_wagma/common/balance/throughput_exchange.py",
          edits=[("        return self._samples / (self._clock.steps() + 1) / seconds",
                  "        return self._samples / self._clock.steps() / seconds")],
          tests=["tests/test_balanced_sampler.py::test_step_clock_counts_own_work_and_takes_out_waits",
@@ -202,7 +202,7 @@ MUTANTS = [
              "its speed earns (the shares' proportions drift towards equal), and "
              "`throughputs` no longer reads samples/s"),
     dict(id="fresh10-dynamic-group-sets-added-twice",
-         file="horovod_wagma/common/basics.py",
+         file="horovod_wagma/common/op/basics.py",
          edits=[("                if len(key) == self._hvd.size() or key in self._group_sets:",
                  "                if len(key) == self._hvd.size():")],
          tests=["tests/test_init.py::test_every_phase_group_is_a_horovod_process_set",
@@ -219,7 +219,7 @@ MUTANTS = [
              "are unaffected"),
     # --- semantics.md --------------------------------------------------------------------
     dict(id="fresh10-superseded-rounds-keep-the-oldest",
-         file="cpp_ops/engine/round_policy.cc",
+         file="cpp_ops/engine/rounds/round_policy.cc",
          edits=[("  while (r >= s.next_app_round() && ServedPassively(s, r)) --r;",
                  "  while (r > s.next_app_round() && ServedPassively(s, r)) --r;")],
          tests=["tests/test_global_rounds.py::test_held_results_stay_bounded_over_thousands_of_rounds",
@@ -233,7 +233,7 @@ MUTANTS = [
              "away); a bound of max_staleness + 2 held rounds does not see it "
              "(round_policy_test.cc::TestSupersedeKeepsOneResult)"),
     dict(id="fresh10-solo-rounds-never-passed",
-         file="cpp_ops/engine/round_policy.cc",
+         file="cpp_ops/engine/rounds/round_policy.cc",
          edits=[("      if (!s.Solo(r)) break;\n"
                  "      passed_solo = true;\n"
                  "      continue;",
@@ -282,7 +282,7 @@ MUTANTS = [
              "(where c_i was 0), so a check of the first round alone passes; the Keras twin "
              "of the PyTorch mutant drift-forgets, in Keras's own code"),
     dict(id="fresh10-noname-counter-advanced-by-named-calls",
-         file="horovod_wagma/common/basics.py",
+         file="horovod_wagma/common/op/basics.py",
          edits=[("        _, fields, members = self.stream_config(process_set, **knobs)\n"
                  "        if name is None:\n"
                  "            name = f\"group_allreduce.noname.{next(self._noname)}\"",
@@ -303,7 +303,7 @@ MUTANTS = [
              "Scripts whose ranks all make the same calls are unaffected"),
     # --- README.md -----------------------------------------------------------------------
     dict(id="fresh10-joiners-take-the-survivors-committed-counters",
-         file="horovod_wagma/common/elastic_state.py",
+         file="horovod_wagma/common/elastic/elastic_state.py",
          edits=[("        counters = {k: getattr(self, k) for k in self._saved_state}",
                  "        counters = dict(self._saved_state)")],
          tests=["tests/test_elastic_state.py::test_joiners_take_the_lowest_ranked_survivors_counters_survivors_keep_theirs",
@@ -336,7 +336,7 @@ MUTANTS = [
              "disagree on which rounds carry them (the joiners' state stream waits for "
              "survivors that never enter it); passing the optimizer explicitly hides it"),
     dict(id="fresh10-timeline-wait-span-starts-at-its-last-slice",
-         file="cpp_ops/engine/handle_table.cc",
+         file="cpp_ops/engine/core/handle_table.cc",
          edits=[("  if (s.outcome.first_wait_at_us == 0) s.outcome.first_wait_at_us = t0_us;",
                  "  s.outcome.first_wait_at_us = t0_us;")],
          tests=["tests/test_observability.py::test_stats_count_a_known_straggler",
@@ -367,7 +367,7 @@ MUTANTS = [
              "detail4-api-keras-fusion-kind-is-the-device, in torch's own fusion"),
     # --- elastic.md ----------------------------------------------------------------------
     dict(id="fresh10-generation-trace-dot-in-directory",
-         file="cpp_ops/engine/engine_settings.cc",
+         file="cpp_ops/engine/core/engine_settings.cc",
          edits=[("    const size_t slash = s.timeline_path.find_last_of('/');",
                  "    const size_t slash = s.timeline_path.find_first_of('/');")],
          tests=["tests/test_elastic.py::test_host_killed_survivors_go_on_without_rollback",
@@ -384,7 +384,7 @@ MUTANTS = [
              "fresh9-timeline-dot-in-directory-taken-for-extension, in the generation's own "
              "path code"),
     dict(id="fresh10-reformed-fenced-text-lists-a-python-list",
-         file="horovod_wagma/common/membership.py",
+         file="horovod_wagma/common/elastic/membership.py",
          edits=[("f\"fenced: ranks {', '.join(map(str, lost))} of the previous member set were \"",
                  "f\"fenced: ranks {lost} of the previous member set were \"")],
          tests=["tests/test_membership.py::test_a_re_formed_job_is_judged_against_the_previous_member_set",

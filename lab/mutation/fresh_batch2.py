@@ -7,7 +7,7 @@ row names are mentioned in `bug`, since check.py runs pytest ids)."""
 
 MUTANTS = [
     # --- C++ engine -------------------------------------------------------------------
-    dict(id="fresh2-mismatch-sync-period-named-group-size", file="cpp_ops/engine/stream_spec.cc",
+    dict(id="fresh2-mismatch-sync-period-named-group-size", file="cpp_ops/engine/core/stream_spec.cc",
          edits=[('    head("sync_period");\n',
                  '    head("group_size");\n')],
          tests=["tests/test_bad_input.py::test_mismatches_and_invalid_knobs"],
@@ -15,7 +15,7 @@ MUTANTS = [
              "of THAT knob; a sync_period mismatch now reads 'group_size mismatch for stream "
              "...: rank 0 has group_size 10, ...' (also registration_book_test.cc::"
              "TestKnobMismatchNamesTheKnob)"),
-    dict(id="fresh2-group-round-phase-off-by-one", file="cpp_ops/engine/round_plan.h",
+    dict(id="fresh2-group-round-phase-off-by-one", file="cpp_ops/engine/rounds/round_plan.h",
          edits=[("const int64_t k = round - 1 - round / sync_period;",
                  "const int64_t k = round - round / sync_period;")],
          tests=["tests/test_gossip.py::test_gossip_matches_exact_trajectory"],
@@ -23,7 +23,7 @@ MUTANTS = [
              "k mod L of hvd.groups(P, S); the engine now uses phase k+1 mod L, so the groups "
              "the op averages over are not the printed schedule's (also round_policy_test.cc::"
              "TestRoundPlan)"),
-    dict(id="fresh2-timeline-rank-after-extension", file="cpp_ops/engine/timeline.cc",
+    dict(id="fresh2-timeline-rank-after-extension", file="cpp_ops/engine/observe/timeline.cc",
          edits=[('return path.substr(0, dot) + "." + rank_text + path.substr(dot);',
                  'return path + "." + rank_text;')],
          tests=["tests/test_timeline_format.py::test_writer_output_is_valid_chrome_trace",
@@ -32,20 +32,20 @@ MUTANTS = [
          bug="faults.md/api.md: WAGMA_TIMELINE=trace.json makes every rank write "
              "trace.<rank>.json; it now writes trace.json.<rank> (the rank after the "
              "extension), which `python -m horovod_wagma.timeline 'trace.*.json'` misses"),
-    dict(id="fresh2-stall-timeout-names-group-round", file="cpp_ops/engine/stall_monitor.cc",
+    dict(id="fresh2-stall-timeout-names-group-round", file="cpp_ops/engine/health/stall_monitor.cc",
          edits=[('std::string(global ? "global" : "group") + " round "',
                  'std::string(global ? "group" : "global") + " round "')],
          tests=["tests/test_faults.py::test_stuck_rank_is_reported_and_times_out"],
          bug="faults.md: with WAGMA_STALL_TIMEOUT_S the waiting ranks raise 'stalled: waited "
              "5.0 s ... in global round 4 of stream 'w''; the error now calls a global round "
              "a group round (and a group round a global one)"),
-    dict(id="fresh2-stats-global-rounds-count-every-round", file="cpp_ops/engine/engine_metrics.cc",
+    dict(id="fresh2-stats-global-rounds-count-every-round", file="cpp_ops/engine/observe/engine_metrics.cc",
          edits=[("    if (global) ++st.global_rounds;\n",
                  "    ++st.global_rounds;\n")],
          tests=["tests/test_observability.py::test_stats_count_a_known_straggler"],
          bug="faults.md: stats()'s global_rounds counts the GLOBAL rounds the application "
              "entered and collected; it now counts every round (equal to rounds)"),
-    dict(id="fresh2-left-out-counted-as-contribution", file="cpp_ops/engine/engine_metrics.cc",
+    dict(id="fresh2-left-out-counted-as-contribution", file="cpp_ops/engine/observe/engine_metrics.cc",
          edits=[("    ++engine_.rounds_left_out;\n    return;\n  }\n",
                  "    ++engine_.rounds_left_out;\n  }\n")],
          tests=["tests/test_global_rounds.py::test_a_left_out_member_and_the_others_get_exact_values",
@@ -57,7 +57,7 @@ MUTANTS = [
              "age histogram, so contribution_age_max exceeds max_staleness"),
 
     # --- horovod_wagma/common ---------------------------------------------------------
-    dict(id="fresh2-group-size-one-accepted", file="horovod_wagma/common/config.py",
+    dict(id="fresh2-group-size-one-accepted", file="horovod_wagma/common/op/config.py",
          edits=[("or not 2 <= group_size <= MAX_GROUP_SIZE):",
                  "or not 1 <= group_size <= MAX_GROUP_SIZE):")],
          tests=["tests/test_bad_input.py::test_init_rejects_invalid_knobs",
@@ -65,7 +65,7 @@ MUTANTS = [
          bug="api.md/faults.md: group_size is an int >= 2 (ValueError naming it otherwise, "
              "before anything is enqueued); init(group_size=1) and group_size=1 per call are "
              "now accepted by the frontend"),
-    dict(id="fresh2-wait-avoiding-global-without-wait-avoiding", file="horovod_wagma/common/config.py",
+    dict(id="fresh2-wait-avoiding-global-without-wait-avoiding", file="horovod_wagma/common/op/config.py",
          edits=[('if self.global_rounds == "wait_avoiding" and not self.wait_avoiding:',
                  'if self.global_rounds == "wait_avoiding" and self.wait_avoiding is None:')],
          tests=["tests/test_bad_input.py::test_init_rejects_invalid_knobs",
@@ -73,7 +73,7 @@ MUTANTS = [
          bug="api.md: global_rounds='wait_avoiding' needs wait_avoiding=True (ValueError); "
              "init(wait_avoiding=False, global_rounds='wait_avoiding') and the optimizers with "
              "both given are now accepted"),
-    dict(id="fresh2-drift-correction-with-always-accepted", file="horovod_wagma/common/optimizer_knobs.py",
+    dict(id="fresh2-drift-correction-with-always-accepted", file="horovod_wagma/common/optimizer/optimizer_knobs.py",
          edits=[('if self.drift_correction and self.average_optimizer_state != "on_sync":',
                  'if self.drift_correction and self.average_optimizer_state not in ("on_sync", "always"):')],
          tests=["tests/test_optimizer_core.py::test_drift_correction_default_follows_the_wrapped_optimizer",
@@ -81,21 +81,21 @@ MUTANTS = [
          bug="api.md: a given drift_correction alpha raises ValueError with a state mode other "
              "than 'on_sync'; with average_optimizer_state='always' it is now accepted and "
              "silently learns nothing (no state round runs the drift stream)"),
-    dict(id="fresh2-set-epoch-mismatch-only-against-rank0", file="horovod_wagma/common/throughput_exchange.py",
+    dict(id="fresh2-set-epoch-mismatch-only-against-rank0", file="horovod_wagma/common/balance/throughput_exchange.py",
          edits=[("if len(set(epochs)) != 1:",
                  "if epochs[0] != epoch:")],
          tests=["tests/test_balanced_sampler.py::test_set_epoch_at_different_epochs_is_a_clear_error"],
          bug="api.md: ranks that call set_epoch at different epoch counts get a ValueError "
              "(on every rank); each rank now compares only with rank 0's epoch, so rank 0 "
              "(and ranks that agree with it) go on with shares cut from mixed epochs"),
-    dict(id="fresh2-dead-band-around-the-mean", file="horovod_wagma/common/balanced_shares.py",
+    dict(id="fresh2-dead-band-around-the-mean", file="horovod_wagma/common/balance/balanced_shares.py",
          edits=[("median = (ordered[(n - 1) // 2] + ordered[n // 2]) / 2.0",
                  "median = sum(ordered) / n")],
          tests=["tests/test_balanced_sampler.py::test_dead_band_gives_same_speed_ranks_equal_shares"],
          bug="api.md: throughputs within dead_band of their MEDIAN count as equal; the band is "
              "now centred on the mean, which one slow rank drags down, so same-speed ranks "
              "fall outside it and get unequal shares"),
-    dict(id="fresh2-quasi-global-accepts-zero-momentum", file="horovod_wagma/common/quasi_global.py",
+    dict(id="fresh2-quasi-global-accepts-zero-momentum", file="horovod_wagma/common/optimizer/quasi_global.py",
          edits=[("if is_sgd and momenta and all(float(m) > 0 for m in momenta):",
                  "if is_sgd and momenta and all(float(m) >= 0 for m in momenta):")],
          tests=["tests/test_quasi_global.py::test_torch_refuses_other_optimizers",

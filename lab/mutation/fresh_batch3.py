@@ -8,7 +8,7 @@ fresh_batch2.py."""
 
 MUTANTS = [
     # --- C++ engine -------------------------------------------------------------------
-    dict(id="fresh3-long-name-cut-mid-character", file="cpp_ops/engine/stream_spec.cc",
+    dict(id="fresh3-long-name-cut-mid-character", file="cpp_ops/engine/core/stream_spec.cc",
          edits=[("while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;",
                  "while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0xC0) --n;")],
          tests=["tests/test_fuzz.py::test_long_names_in_engine_errors",
@@ -17,7 +17,7 @@ MUTANTS = [
              "messages; the shortening now backs up over lead bytes instead of "
              "continuation bytes, so a long non-ASCII name is cut in the middle of a "
              "UTF-8 character and the engine's error text is no longer valid UTF-8"),
-    dict(id="fresh3-default-group-size-one-for-one-rank", file="cpp_ops/engine/group_schedule.cc",
+    dict(id="fresh3-default-group-size-one-for-one-rank", file="cpp_ops/engine/rounds/group_schedule.cc",
          edits=[("  return std::max(2, s);\n", "  return s;\n")],
          tests=["tests/test_schedule.py::test_default_group_size_is_smallest_power_of_two_above_sqrt",
                 "tests/test_schedule.py", "tests/test_api_surface.py", "tests/test_fuzz.py"],
@@ -25,7 +25,7 @@ MUTANTS = [
              "sqrt(P), AT LEAST 2; for P = 1 it is now 1, so groups(1) and every "
              "single-rank op call at init()'s default group_size are refused "
              "('group_size must be an integer >= 2')"),
-    dict(id="fresh3-stall-warning-never-repeats", file="cpp_ops/engine/stall_inspector.cc",
+    dict(id="fresh3-stall-warning-never-repeats", file="cpp_ops/engine/health/stall_inspector.cc",
          edits=[("if (e.warned.time_since_epoch().count() != 0 && now - e.warned < every) continue;",
                  "if (e.warned.time_since_epoch().count() != 0) continue;")],
          tests=["tests/test_faults.py::test_stuck_rank_is_reported_and_times_out",
@@ -34,7 +34,7 @@ MUTANTS = [
          bug="faults.md/design.md: after WAGMA_STALL_WARNING_S the inspector prints which "
              "ranks have not entered the round 'and repeats while the stall lasts'; it now "
              "warns once per round and then stays silent however long the stall lasts"),
-    dict(id="fresh3-stats-staleness-max-is-the-last", file="cpp_ops/engine/engine_metrics.cc",
+    dict(id="fresh3-stats-staleness-max-is-the-last", file="cpp_ops/engine/observe/engine_metrics.cc",
          edits=[("st.staleness_max = std::max(st.staleness_max, staleness);",
                  "st.staleness_max = staleness;")],
          tests=["tests/test_observability.py::test_stats_count_a_known_straggler",
@@ -44,7 +44,7 @@ MUTANTS = [
              "values were at most; each stream's value is now the LAST passive join's "
              "staleness (it can go down)"),
     dict(id="fresh3-timeline-generation-2-overwrites-generation-1",
-         file="cpp_ops/engine/engine_settings.cc",
+         file="cpp_ops/engine/core/engine_settings.cc",
          edits=[("if (generation > 1 && !s.timeline_path.empty()) {",
                  "if (generation > 2 && !s.timeline_path.empty()) {")],
          tests=["tests/test_elastic.py::test_host_killed_survivors_go_on_without_rollback",
@@ -55,7 +55,7 @@ MUTANTS = [
              "membership_change file"),
 
     # --- horovod_wagma/common ---------------------------------------------------------
-    dict(id="fresh3-override-drops-false-knobs", file="horovod_wagma/common/config.py",
+    dict(id="fresh3-override-drops-false-knobs", file="horovod_wagma/common/op/config.py",
          edits=[("changes = {k: v for k, v in knobs.items() if v is not None}",
                  "changes = {k: v for k, v in knobs.items() if v}")],
          tests=["tests/test_straggler.py::test_without_wait_avoidance_partners_wait",
@@ -66,7 +66,7 @@ MUTANTS = [
          bug="api.md: the per-call knobs override init()'s defaults ('None keeps them'); "
              "a falsy override is now dropped too, so wait_avoiding=False (per call or an "
              "optimizer's) and max_staleness=0 silently keep init()'s True / sync_period"),
-    dict(id="fresh3-drift-correction-one-refused", file="horovod_wagma/common/optimizer_knobs.py",
+    dict(id="fresh3-drift-correction-one-refused", file="horovod_wagma/common/optimizer/optimizer_knobs.py",
          edits=[("if self.drift_correction is not None and not 0.0 <= self.drift_correction <= 1.0:",
                  "if self.drift_correction is not None and not 0.0 <= self.drift_correction < 1.0:")],
          tests=["tests/test_optimizer_core.py::test_drift_correction_default_follows_the_wrapped_optimizer",
@@ -76,7 +76,7 @@ MUTANTS = [
          bug="api.md: drift_correction is a float in [0, 1]; alpha = 1.0 (the upper bound, "
              "the variate's fastest setting) is now a ValueError "
              "'drift_correction must be in [0, 1], got 1.0'"),
-    dict(id="fresh3-optimizer-ignores-init-group-size", file="horovod_wagma/common/optimizer_core.py",
+    dict(id="fresh3-optimizer-ignores-init-group-size", file="horovod_wagma/common/optimizer/optimizer_core.py",
          edits=[("self._default_group = knobs.group_size is None and basics.config.group_size is None",
                  "self._default_group = knobs.group_size is None")],
          tests=["tests/test_optimizer_core.py::test_init_defaults_fill_the_knobs_left_at_none",
@@ -85,7 +85,7 @@ MUTANTS = [
          bug="api.md: an optimizer's group_size=None takes init()'s if init() was given "
              "one; init(group_size=4) is now ignored and the optimizers use their own "
              "min(P, max(8, ...)) groups"),
-    dict(id="fresh3-membership-additions-not-recorded", file="horovod_wagma/common/membership.py",
+    dict(id="fresh3-membership-additions-not-recorded", file="horovod_wagma/common/elastic/membership.py",
          edits=[("if previous_gen > 0 and (lost or added):",
                  "if previous_gen > 0 and lost:")],
          tests=["tests/test_elastic.py::test_host_added_starts_from_the_survivors_average",
@@ -94,7 +94,7 @@ MUTANTS = [
              "ranks lost AND added; a change that only added hosts is no longer recorded "
              "(and the new member set's timeline gets no membership_change event)"),
     dict(id="fresh3-predivide-factor-above-one-silent",
-         file="horovod_wagma/common/horovod_arguments.py",
+         file="horovod_wagma/common/optimizer/horovod_arguments.py",
          edits=[("if gradient_predivide_factor != 1.0:",
                  "if gradient_predivide_factor < 1.0:")],
          tests=["tests/test_optimizer.py::test_bad_arguments", "tests/test_api_surface.py",

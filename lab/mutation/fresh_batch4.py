@@ -10,7 +10,7 @@ fresh_batch3.py or fresh_survivors.py."""
 MUTANTS = [
     # --- C++ engine -------------------------------------------------------------------
     dict(id="fresh4-stall-warning-names-the-waiting-ranks",
-         file="cpp_ops/engine/engine_faults.cc",
+         file="cpp_ops/engine/core/engine_faults.cc",
          edits=[("      if (!stall.waiting.count(m)) missing.push_back(m);",
                  "      if (stall.waiting.count(m)) missing.push_back(m);")],
          tests=["tests/test_faults.py::test_stuck_rank_is_reported_and_times_out",
@@ -21,7 +21,7 @@ MUTANTS = [
              "round, so the warning and the stall note carried into the error name the "
              "healthy waiting ranks and never the stuck one"),
     dict(id="fresh4-registration-stall-names-every-member",
-         file="cpp_ops/engine/engine_faults.cc",
+         file="cpp_ops/engine/core/engine_faults.cc",
          edits=[('RankList(missing) + " to call it (registered: "',
                  'RankList(p.members) + " to call it (registered: "')],
          tests=["tests/test_stall_reports.py::test_a_late_round0_registration_is_reported_by_the_registrar",
@@ -31,7 +31,7 @@ MUTANTS = [
              "the warning and the WAGMA_STALL_TIMEOUT_S rejection now say the round 'has "
              "waited for ranks [0, 1, 2, 3]' (every member, the registered ones included) "
              "instead of the missing rank"),
-    dict(id="fresh4-averaging-mismatch-names-one-value", file="cpp_ops/engine/stream_spec.cc",
+    dict(id="fresh4-averaging-mismatch-names-one-value", file="cpp_ops/engine/core/stream_spec.cc",
          edits=[("      << AveragingName(o.config.averaging);",
                  "      << AveragingName(config.averaging);")],
          tests=["tests/test_bad_input.py::test_mismatches_and_invalid_knobs",
@@ -40,7 +40,7 @@ MUTANTS = [
              "both values'; an averaging mismatch now prints this rank's rule twice "
              "('rank 0 has averaging fresh, rank 2 has averaging fresh'), so the other "
              "rank's value is never named"),
-    dict(id="fresh4-activations-sent-counts-rounds", file="cpp_ops/engine/engine_metrics.cc",
+    dict(id="fresh4-activations-sent-counts-rounds", file="cpp_ops/engine/observe/engine_metrics.cc",
          edits=[("    streams_[stream].activations_sent += static_cast<int64_t>(to.size());",
                  "    streams_[stream].activations_sent += 1;")],
          tests=["tests/test_observability.py::test_stats_count_a_known_straggler",
@@ -49,7 +49,7 @@ MUTANTS = [
              "sent'; each stream now counts one per activated round whatever the number of "
              "peers told (the same only in groups of two; a global round at P = 8 sends 7)"),
     dict(id="fresh4-kept-ahead-counts-every-passive-value",
-         file="cpp_ops/engine/engine_metrics.cc",
+         file="cpp_ops/engine/observe/engine_metrics.cc",
          edits=[("  if (stale_in_rounds) ++st.rounds_kept_ahead;",
                  "  ++st.rounds_kept_ahead;")],
          tests=["tests/test_global_rounds.py::test_fast_ranks_do_not_wait_for_a_persistent_straggler",
@@ -60,7 +60,7 @@ MUTANTS = [
              "counts every passive value that entered the average, fresh ones included "
              "(it equals the number of passive contributions)"),
     dict(id="fresh4-solo-round-passed-with-one-served-beyond",
-         file="cpp_ops/engine/round_policy.cc",
+         file="cpp_ops/engine/rounds/round_policy.cc",
          edits=[("  if (passed_solo && served < 2 && !failed) last_served = first - 1;",
                  "  if (passed_solo && served < 1 && !failed) last_served = first - 1;")],
          tests=["tests/test_optimizer.py::test_wait_avoiding_global_rounds_lockstep_equals_blocking",
@@ -74,7 +74,7 @@ MUTANTS = [
              "(caught by round_policy_test's TestSoloRoundsPassedOnlyWithTwoServedBeyond)"),
 
     # --- horovod_wagma/common ---------------------------------------------------------
-    dict(id="fresh4-sync-period-4096-refused", file="horovod_wagma/common/config.py",
+    dict(id="fresh4-sync-period-4096-refused", file="horovod_wagma/common/op/config.py",
          edits=[("if not _is_int(sync_period) or not 1 <= sync_period <= MAX_SYNC_PERIOD:",
                  "if not _is_int(sync_period) or not 1 <= sync_period < MAX_SYNC_PERIOD:")],
          tests=["tests/test_bad_input.py::test_init_rejects_invalid_knobs",
@@ -84,7 +84,7 @@ MUTANTS = [
              "the upper bound is now exclusive: init(sync_period=4096), a per-call "
              "sync_period=4096 and an optimizer's are a ValueError whose own text still "
              "says 'in [1, 4096]'"),
-    dict(id="fresh4-nul-inside-name-accepted", file="horovod_wagma/common/config.py",
+    dict(id="fresh4-nul-inside-name-accepted", file="horovod_wagma/common/op/config.py",
          edits=[('if name is not None and "\\x00" in name:',
                  'if name is not None and name.startswith("\\x00"):')],
          tests=["tests/test_fuzz.py::test_fuzz_public_api", "tests/test_fuzz.py::test_stream_names",
@@ -93,7 +93,7 @@ MUTANTS = [
              "argument); only a leading NUL is refused now, so 'w\\x00a' and 'w\\x00b' "
              "reach the engine, which keeps names as C strings: both become stream 'w' and "
              "alias each other silently"),
-    dict(id="fresh4-contribution-age-max-is-a-count", file="horovod_wagma/common/stats.py",
+    dict(id="fresh4-contribution-age-max-is-a-count", file="horovod_wagma/common/op/stats.py",
          edits=[('"contribution_age_max": max(ages) if ages else 0,',
                  '"contribution_age_max": max(ages.values()) if ages else 0,')],
          tests=["tests/test_global_rounds.py::test_fast_ranks_do_not_wait_for_a_persistent_straggler",
@@ -105,7 +105,7 @@ MUTANTS = [
              "histogram's largest COUNT (how many joins had the commonest age), which "
              "exceeds max_staleness in any long run"),
     dict(id="fresh4-whole-world-group-process-set-refused",
-         file="horovod_wagma/common/basics.py",
+         file="horovod_wagma/common/op/basics.py",
          edits=[("        if len(members) == hvd.size():\n"
                  "            return hvd.global_process_set\n", "")],
          tests=["tests/test_api.py::test_api_behaviour",
@@ -116,7 +116,7 @@ MUTANTS = [
              "and 'the whole world gives hvd.global_process_set'; a phase whose group is "
              "every rank (P <= S, e.g. P = 2) is now a WagmaError 'the WAGMA groups are not "
              "registered as Horovod process sets' even after horovod_wagma's init()"),
-    dict(id="fresh4-init-ignores-max-staleness", file="horovod_wagma/common/basics.py",
+    dict(id="fresh4-init-ignores-max-staleness", file="horovod_wagma/common/op/basics.py",
          edits=[("        self.config = WagmaConfig(group_size, sync_period, averaging, wait_avoiding,\n"
                  "                                  global_rounds, max_staleness)",
                  "        self.config = WagmaConfig(group_size, sync_period, averaging, wait_avoiding,\n"
@@ -129,7 +129,7 @@ MUTANTS = [
              "them (0 to 4096, checked); init(max_staleness=...) is now dropped: every "
              "stream left at None bounds staleness by sync_period instead, and an invalid "
              "init(max_staleness=5000) is no longer a ValueError"),
-    dict(id="fresh4-sync-stream-not-blocking", file="horovod_wagma/common/optimizer_core.py",
+    dict(id="fresh4-sync-stream-not-blocking", file="horovod_wagma/common/optimizer/optimizer_core.py",
          edits=[('BLOCKING_GLOBAL = {"sync_period": 1, "global_rounds": "blocking"}',
                  'BLOCKING_GLOBAL = {"sync_period": 1}')],
          tests=["tests/test_optimizer.py::test_wait_avoiding_global_rounds_straggler_and_join",

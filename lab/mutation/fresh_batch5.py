@@ -11,7 +11,7 @@ or the detail_*.py batches."""
 
 MUTANTS = [
     # --- C++ engine -------------------------------------------------------------------
-    dict(id="fresh5-wait-avoiding-false-still-activates", file="cpp_ops/engine/engine_rounds.cc",
+    dict(id="fresh5-wait-avoiding-false-still-activates", file="cpp_ops/engine/core/engine_rounds.cc",
          edits=[("                        : config.wait_avoiding;",
                  "                        : true;")],
          tests=["tests/test_straggler.py::test_without_wait_avoidance_partners_wait",
@@ -21,7 +21,7 @@ MUTANTS = [
              "activates its group whatever the knob says, so the others' engines join "
              "passively with their published values and nobody waits: the ablation is "
              "silently the default"),
-    dict(id="fresh5-staleness-one-round-too-many", file="cpp_ops/engine/round_policy.cc",
+    dict(id="fresh5-staleness-one-round-too-many", file="cpp_ops/engine/rounds/round_policy.cc",
          edits=[("return std::max<int64_t>(0, round - 1 - published_version / 2);",
                  "return std::max<int64_t>(0, round - published_version / 2);")],
          tests=["tests/test_observability.py::test_stats_count_a_known_straggler",
@@ -32,7 +32,7 @@ MUTANTS = [
              "stale shows staleness 1 (also Keras's wagma_mean_staleness/_max; "
              "round_policy_test.cc::TestPublishedVersions)"),
     dict(id="fresh5-left-out-at-exactly-max-staleness-steps",
-         file="cpp_ops/engine/round_policy.cc",
+         file="cpp_ops/engine/rounds/round_policy.cc",
          edits=[("const bool in = code >= 0 || out.most_steps - StepsOfInclusion(code) <= max_staleness;",
                  "const bool in = code >= 0 || out.most_steps - StepsOfInclusion(code) < max_staleness;")],
          tests=["tests/test_global_rounds.py::test_a_left_out_member_and_the_others_get_exact_values",
@@ -43,7 +43,7 @@ MUTANTS = [
              "value old in rounds is dropped, however far ahead its app), so the averages and "
              "rounds_left_out change (round_policy_test.cc::TestLeaveOutBoundaryIsStrict, "
              "::TestLeaveOutNeedsStaleInRoundsAndBehindInSteps)"),
-    dict(id="fresh5-schedule-groups-larger-than-S", file="cpp_ops/engine/group_schedule.cc",
+    dict(id="fresh5-schedule-groups-larger-than-S", file="cpp_ops/engine/rounds/group_schedule.cc",
          edits=[("if (!found && LargestGroup(ph) <= S && FullyMixes(P, ph)) {",
                  "if (!found && LargestGroup(ph) <= S + 1 && FullyMixes(P, ph)) {")],
          tests=["tests/test_schedule.py::test_partitions_bounded_groups_and_full_mixing"],
@@ -52,7 +52,7 @@ MUTANTS = [
              "S + 1, which wins for 140 of the (P, S) pairs with P in 2..64, S in 2..8 (P=3, "
              "S=2 gives the group [0, 1, 2]): hvd.groups() and the rounds average over more "
              "ranks than the user asked for"),
-    dict(id="fresh5-join-returns-the-first-rank", file="cpp_ops/engine/join_coordinator.h",
+    dict(id="fresh5-join-returns-the-first-rank", file="cpp_ops/engine/rounds/join_coordinator.h",
          edits=[("int last_rank() const { return order_.back(); }",
                  "int last_rank() const { return order_.front(); }")],
          tests=["tests/test_uneven.py::test_join_serves_final_model_exactly",
@@ -61,7 +61,7 @@ MUTANTS = [
          bug="faults.md/api.md: join() returns the last rank to join, like hvd.join(); the "
              "registrar now reports the FIRST rank that joined (the one that ran out of data "
              "soonest), on every rank, in PyTorch, TensorFlow and Keras alike"),
-    dict(id="fresh5-verdict-givers-counted-lost", file="cpp_ops/engine/engine_faults.cc",
+    dict(id="fresh5-verdict-givers-counted-lost", file="cpp_ops/engine/core/engine_faults.cc",
          edits=[("    if (r != rank_ && !roster_.departed(r) && !lost_members_.count(r) &&\n"
                  "        !peers_past_verdict_.count(r)) {",
                  "    if (r != rank_ && !roster_.departed(r) && !lost_members_.count(r)) {")],
@@ -72,7 +72,7 @@ MUTANTS = [
              "lost)'; a survivor that gave its verdict and went on to Horovod's reset is now "
              "probed and counted lost like the stopped host, so the other survivors judge "
              "themselves a minority ('fenced: ... not a majority') and the script ends"),
-    dict(id="fresh5-app-away-report-never-due", file="cpp_ops/engine/engine_faults.cc",
+    dict(id="fresh5-app-away-report-never-due", file="cpp_ops/engine/core/engine_faults.cc",
          edits=[("  const double warning_s = stalls_->settings().warning_s;",
                  "  const double warning_s = stalls_->settings().timeout_s;")],
          tests=["tests/test_global_rounds.py::test_a_rank_whose_app_stops_is_named_and_not_waited_for"],
@@ -82,7 +82,7 @@ MUTANTS = [
              "WAGMA_STALL_TIMEOUT_S instead: with the timeout off (the default) it is never "
              "printed, with one set it comes only after the timeout"),
     dict(id="fresh5-stall-timeout-error-drops-the-missing-ranks",
-         file="cpp_ops/engine/engine_faults.cc",
+         file="cpp_ops/engine/core/engine_faults.cc",
          edits=[('        text += rs.stall_note.empty() ? "" : "; " + rs.stall_note;\n', "")],
          tests=["tests/test_faults.py::test_stuck_rank_is_reported_and_times_out",
                 "tests/test_faults.py"],
@@ -90,14 +90,14 @@ MUTANTS = [
              "waited 5.0 s ... in global round 4 of stream 'w'; ranks that have not entered "
              "it: [2]'; the inspector's note is no longer appended, so the error names the "
              "round but not the stuck rank (only a liveness verdict, when there is one)"),
-    dict(id="fresh5-midrun-mismatch-names-rank-0", file="cpp_ops/engine/engine.cc",
+    dict(id="fresh5-midrun-mismatch-names-rank-0", file="cpp_ops/engine/core/engine.cc",
          edits=[('const std::string error = "rank " + std::to_string(rank_) + " called round " +',
                  'const std::string error = "rank " + std::to_string(kRegistrar) + " called round " +')],
          tests=["tests/test_faults.py::test_midrun_mismatch_fails_every_rank"],
          bug="faults.md: a call that changes a stream after round 0 fails the stream on every "
              "member, 'naming the rank and the difference'; the error now always says 'rank 0 "
              "called round ...', whichever rank changed the stream"),
-    dict(id="fresh5-timeline-every-reduction-passive", file="cpp_ops/engine/engine.cc",
+    dict(id="fresh5-timeline-every-reduction-passive", file="cpp_ops/engine/core/engine.cc",
          edits=[("metrics_.ReductionCompleted(s.spec.name, round, rs.plan.global, rs.passive, rs.members,",
                  "metrics_.ReductionCompleted(s.spec.name, round, rs.plan.global, rs.completed, rs.members,")],
          tests=["tests/test_observability.py::test_stats_count_a_known_straggler"],
@@ -105,7 +105,7 @@ MUTANTS = [
              "reduction span is now written with \"passive\": true (the completed flag is "
              "passed for the passive one), so a trace no longer tells the rounds an engine "
              "joined for a busy app from those the app entered"),
-    dict(id="fresh5-spin-us-env-ignored", file="cpp_ops/engine/engine_settings.cc",
+    dict(id="fresh5-spin-us-env-ignored", file="cpp_ops/engine/core/engine_settings.cc",
          edits=[("  s.pacer.spin_us = static_cast<int64_t>(\n"
                  "      EnvDouble(\"HOROVOD_WAGMA_SPIN_US\", transport_progresses_on_its_own ? 0 : 200));",
                  "  s.pacer.spin_us = static_cast<int64_t>(transport_progresses_on_its_own ? 0 : 200);")],
@@ -123,14 +123,14 @@ MUTANTS = [
              "truncated trace (a killed rank's, without the closing event) still loads; such "
              "a file now loads as no events at all, so the killed rank silently vanishes "
              "from the merged trace, the summary and the plot"),
-    dict(id="fresh5-fusion-num-groups-buckets-round-down", file="horovod_wagma/common/fusion_plan.py",
+    dict(id="fresh5-fusion-num-groups-buckets-round-down", file="horovod_wagma/common/optimizer/fusion_plan.py",
          # Re-aimed 2026-12-03 at the exact-K split that replaced ceil(n / K) sizes.
          edits=[("size, extra = divmod(len(variables), k)", "size, extra = len(variables) // k, 0")],
          tests=["tests/test_optimizer_core.py::test_fusion_plan_buckets"],
          bug="api.md: groups=K (or num_groups=K) splits the fusion buffers into K contiguous "
              "buckets; the bucket size now rounds down, so 5 parameters with K=2 make 3 "
              "buckets (5 with K=3): more streams and rounds than the user asked for"),
-    dict(id="fresh5-optimizer-accepts-delta", file="horovod_wagma/common/optimizer_knobs.py",
+    dict(id="fresh5-optimizer-accepts-delta", file="horovod_wagma/common/optimizer/optimizer_knobs.py",
          edits=[('if self.averaging == "delta":', 'if self.averaging == "Delta":')],
          tests=["tests/test_optimizer_core.py::test_each_bad_knob_is_a_value_error_naming_it[averaging-delta]",
                 "tests/test_bad_input.py::test_init_rejects_invalid_knobs"],
@@ -138,13 +138,13 @@ MUTANTS = [
              "it (ValueError); DistributedWagmaOptimizer(..., averaging='delta') is now "
              "built, in PyTorch and Keras, and averages the model with the drift stream's "
              "rule"),
-    dict(id="fresh5-op-sum-accepted", file="horovod_wagma/common/horovod_arguments.py",
+    dict(id="fresh5-op-sum-accepted", file="horovod_wagma/common/optimizer/horovod_arguments.py",
          edits=[("    if op is not hvd.Average:", "    if op not in (hvd.Average, hvd.Sum):")],
          tests=["tests/test_optimizer.py::test_bad_arguments"],
          bug="README/api.md: op must be hvd.Average; 'hvd.Adasum and others are a "
              "ValueError'; op=hvd.Sum is now accepted (and silently averages), in both "
              "frameworks' optimizers"),
-    dict(id="fresh5-shares-lose-a-leftover-sample", file="horovod_wagma/common/balanced_shares.py",
+    dict(id="fresh5-shares-lose-a-leftover-sample", file="horovod_wagma/common/balance/balanced_shares.py",
          edits=[("    for k in range(leftover):", "    for k in range(leftover - 1):")],
          tests=["tests/test_balanced_sampler.py::test_every_sample_exactly_once_per_epoch",
                 "tests/test_balanced_sampler.py::test_shares_follow_the_injected_speeds_and_rebalance"],
@@ -153,7 +153,7 @@ MUTANTS = [
              "one leftover sample is no longer handed out: the shares sum to total_size - 1 "
              "and the permutation's last sample is never dealt (BalancedBatchSampler's global "
              "batch loses one sample a step, BalancedSequence one an epoch)"),
-    dict(id="fresh5-step-clock-leaves-out-every-step", file="horovod_wagma/common/step_clock.py",
+    dict(id="fresh5-step-clock-leaves-out-every-step", file="horovod_wagma/common/optimizer/step_clock.py",
          edits=[("        if self._depth == 0 and self._step_waits:",
                  "        if self._depth == 0:")],
          tests=["tests/test_balanced_sampler.py::test_step_clock_counts_own_work_and_takes_out_waits",
@@ -163,7 +163,7 @@ MUTANTS = [
              "out only Horovod's DistributedOptimizer's step; every optimizer's step is now "
              "taken out as a wait, so a rank slow in its optimizer step (or its averaging) "
              "measures as fast and keeps too large a share"),
-    dict(id="fresh5-stats-unknown-name-empty", file="horovod_wagma/common/stats.py",
+    dict(id="fresh5-stats-unknown-name-empty", file="horovod_wagma/common/op/stats.py",
          edits=[("    if name not in streams:\n"
                  "        raise ValueError(f\"no WAGMA stream named {name!r} on this rank; known: \"\n"
                  "                         f\"{sorted(streams)}\")\n"

@@ -10,7 +10,7 @@ fresh_batch.py .. fresh_batch5.py, fresh_survivors.py or the detail_*.py batches
 
 MUTANTS = [
     # --- C++ engine -------------------------------------------------------------------
-    dict(id="fresh6-timeline-rank-placeholder-left-in-path", file="cpp_ops/engine/timeline.cc",
+    dict(id="fresh6-timeline-rank-placeholder-left-in-path", file="cpp_ops/engine/observe/timeline.cc",
          edits=[("      out += rank_text;\n",
                  "      out += kPlaceholder;\n")],
          tests=["tests/test_timeline_format.py::test_rank_placeholder_and_backwards_clock",
@@ -20,7 +20,7 @@ MUTANTS = [
              "unchanged, so every rank opens the same literal 'trace.{rank}.json' and they "
              "overwrite each other"),
     dict(id="fresh6-rounds-skipped-counts-skips-not-rounds",
-         file="cpp_ops/engine/engine_metrics.cc",
+         file="cpp_ops/engine/observe/engine_metrics.cc",
          edits=[("streams_[stream].rounds_skipped += n;",
                  "streams_[stream].rounds_skipped += n > 0 ? 1 : 0;")],
          tests=["tests/test_global_rounds.py::test_a_k_times_slower_rank_enters_about_every_kth_round",
@@ -30,7 +30,7 @@ MUTANTS = [
              "rounds that call jumped, so a 4x slower rank shows about a third of its skipped "
              "rounds (rounds_skipped != rounds - calls)"),
     dict(id="fresh6-verdict-counts-lost-ranks-as-remaining",
-         file="cpp_ops/engine/engine_faults.cc",
+         file="cpp_ops/engine/core/engine_faults.cc",
          edits=[("std::to_string(size_ - n) + \" of \"",
                  "std::to_string(size_) + \" of \"")],
          tests=["tests/test_elastic.py::test_a_minority_left_alone_is_fenced",
@@ -39,7 +39,7 @@ MUTANTS = [
              "3 were lost (...); 2 of 4 ranks remain', 'fenced: ... 2 of 8 ranks remain on "
              "this side, not a majority'); it now always says 'P of P ranks remain', the lost "
              "ranks counted as remaining, in both the membership-changed and the fenced text"),
-    dict(id="fresh6-away-report-names-next-round", file="cpp_ops/engine/engine_faults.cc",
+    dict(id="fresh6-away-report-names-next-round", file="cpp_ops/engine/core/engine_faults.cc",
          edits=[("static_cast<long long>(s.last_app_round),",
                  "static_cast<long long>(s.next_app_round),")],
          tests=["tests/test_global_rounds.py::test_a_rank_whose_app_stops_is_named_and_not_waited_for"],
@@ -48,7 +48,7 @@ MUTANTS = [
              "last (or further: the next round the app would enter), not the one it last "
              "called"),
     dict(id="fresh6-loop-pause-compared-with-stall-warning",
-         file="cpp_ops/engine/engine_faults.cc",
+         file="cpp_ops/engine/core/engine_faults.cc",
          edits=[("if (cfg.hold_report_s > 0 && pause.seconds > cfg.hold_report_s) {",
                  "if (cfg.hold_report_s > 0 && pause.seconds > cfg.warning_s) {")],
          tests=["tests/test_faults.py::test_a_held_call_is_reported_with_what_it_waits_on",
@@ -57,7 +57,7 @@ MUTANTS = [
              "resuming ('hold: this engine's loop did not run for 12.3 s') and counts in "
              "loop_pauses; the pause is now compared with WAGMA_STALL_WARNING_S (60 s by "
              "default), so a 12 s or 2 s stop is never reported nor counted"),
-    dict(id="fresh6-hold-report-activations-sent-inverted", file="cpp_ops/engine/hold_report.cc",
+    dict(id="fresh6-hold-report-activations-sent-inverted", file="cpp_ops/engine/health/hold_report.cc",
          edits=[("(rs.activated_all ? \"yes\" : \"no\")",
                  "(rs.activated_all ? \"no\" : \"yes\")")],
          tests=["tests/test_faults.py::test_a_held_call_is_reported_with_what_it_waits_on",
@@ -66,7 +66,7 @@ MUTANTS = [
              "app, activations sent: yes'; the yes/no is now inverted, so a round whose "
              "activations went out is reported as never having sent them (and the other way "
              "round), pointing the reader at the wrong side"),
-    dict(id="fresh6-early-exit-names-round-after-its-last", file="cpp_ops/engine/peer_roster.cc",
+    dict(id="fresh6-early-exit-names-round-after-its-last", file="cpp_ops/engine/transport/peer_roster.cc",
          edits=[(": \"round \" + std::to_string(last_round) + \" of stream '\" +",
                  ": \"round \" + std::to_string(last_round + 1) + \" of stream '\" +")],
          tests=["tests/test_faults.py::test_early_exit_is_announced", "tests/test_faults.py"],
@@ -75,7 +75,7 @@ MUTANTS = [
              "last round served is now reported one too high ('after round 7'), a round the "
              "leaver never served"),
     dict(id="fresh6-half-with-rank0-fenced-half-without-goes-on",
-         file="cpp_ops/engine/majority_rule.h",
+         file="cpp_ops/engine/health/majority_rule.h",
          edits=[("return 2 * remaining == size && lost.count(0) == 0;",
                  "return 2 * remaining == size && lost.count(0) == 1;")],
          tests=["tests/test_membership.py::test_a_fenced_side_ends_the_script_a_lost_member_resets",
@@ -85,7 +85,7 @@ MUTANTS = [
              "only if it holds rank 0; the rule is now inverted for halves: the half WITH "
              "rank 0 is fenced (WagmaFenced, the script ends) and the half without it trains "
              "on (majority_rule_test.cc::TestCases)"),
-    dict(id="fresh6-hold-report-variable-misspelt", file="cpp_ops/engine/engine_settings.cc",
+    dict(id="fresh6-hold-report-variable-misspelt", file="cpp_ops/engine/core/engine_settings.cc",
          edits=[("EnvDouble(\"WAGMA_HOLD_REPORT_S\", s.hold_report_s)",
                  "EnvDouble(\"WAGMA_HOLD_REPORT\", s.hold_report_s)")],
          tests=["tests/test_faults.py::test_a_held_call_is_reported_with_what_it_waits_on",
@@ -94,7 +94,7 @@ MUTANTS = [
              "hold report (0: never); the engine now reads a misspelt name, so the variable "
              "is ignored: reports always come after the default 10 s, and 0 does not turn "
              "them off (engine_settings_test.cc::TestVariablesChangeThem)"),
-    dict(id="fresh6-fragment-scope-default-all", file="cpp_ops/engine/engine_settings.cc",
+    dict(id="fresh6-fragment-scope-default-all", file="cpp_ops/engine/core/engine_settings.cc",
          edits=[("f.scope = scope && *scope ? scope : \"remote\";",
                  "f.scope = scope && *scope ? scope : \"all\";")],
          tests=["tests/test_gossip.py::test_gossip_matches_exact_trajectory",
@@ -104,7 +104,7 @@ MUTANTS = [
              "ranks of one node are cut into 64512-byte fragments too (messages_cut > 0 on a "
              "single host, the extra per-fragment cost on every large round)"),
     # --- common/ ----------------------------------------------------------------------
-    dict(id="fresh6-optimizer-group-size-at-most-8", file="horovod_wagma/common/schedule.py",
+    dict(id="fresh6-optimizer-group-size-at-most-8", file="horovod_wagma/common/op/schedule.py",
          edits=[("max(OPTIMIZER_MIN_GROUP, default_group_size(num_ranks))",
                  "min(OPTIMIZER_MIN_GROUP, default_group_size(num_ranks))")],
          tests=["tests/test_schedule.py::test_optimizer_group_size_is_every_rank_up_to_8_then_at_least_8",
@@ -113,7 +113,7 @@ MUTANTS = [
              "beyond 64 the smallest power of two >= sqrt(P) (min(P, max(8, default))); it is "
              "now min(P, min(8, default)): the op's sqrt rule capped at 8, so P = 8 averages "
              "in groups of 4, P = 16 in groups of 4 and P = 100 in groups of 8, not 16"),
-    dict(id="fresh6-unsupported-dtype-value-error", file="horovod_wagma/common/basics.py",
+    dict(id="fresh6-unsupported-dtype-value-error", file="horovod_wagma/common/op/basics.py",
          edits=[("raise TypeError(\"group_allreduce supports float32",
                  "raise ValueError(\"group_allreduce supports float32")],
          tests=["tests/test_bad_input.py::test_mismatches_and_invalid_knobs",
@@ -122,7 +122,7 @@ MUTANTS = [
              "TypeError; an int32 (or any unsupported) tensor now raises ValueError, in "
              "both the PyTorch and the TensorFlow op, so 'except TypeError' misses it"),
     dict(id="fresh6-contribution-age-mean-over-all-passive-joins",
-         file="horovod_wagma/common/stats.py",
+         file="horovod_wagma/common/op/stats.py",
          edits=[("sum(a * n for a, n in ages.items()) / aged if aged else 0.0",
                  "sum(a * n for a, n in ages.items()) / joins if joins else 0.0")],
          tests=["tests/test_global_rounds.py::test_a_left_out_member_and_the_others_get_exact_values",
@@ -133,7 +133,7 @@ MUTANTS = [
              "included, so a rank whose engine was left out shows a mean age below its "
              "histogram's (and near 0 when most of its joins were left out)"),
     dict(id="fresh6-drop-last-truncates-a-row-too-many",
-         file="horovod_wagma/common/balanced_shares.py",
+         file="horovod_wagma/common/balance/balanced_shares.py",
          edits=[("return math.ceil((n - replicas) / replicas) * replicas",
                  "return math.floor((n - replicas) / replicas) * replicas")],
          tests=["tests/test_balanced_sampler.py::test_drop_last_without_shuffle",
@@ -143,7 +143,7 @@ MUTANTS = [
              "samples over 2 ranks deal 8 instead of 10, and BalancedDistributedSampler and "
              "BalancedSequence drop samples torch would keep"),
     dict(id="fresh6-fusion-unlisted-parameters-share-a-bucket",
-         file="horovod_wagma/common/fusion_plan.py",
+         file="horovod_wagma/common/optimizer/fusion_plan.py",
          edits=[("[[v] for v in variables\n"
                  "                                                 if id(v) not in listed]",
                  "[[v for v in variables\n"
@@ -153,7 +153,7 @@ MUTANTS = [
              "parameter alone'; the parameters not listed are now fused into one shared "
              "bucket (one stream) instead of a bucket (stream) each"),
     dict(id="fresh6-optimizer-default-sync-period-20",
-         file="horovod_wagma/common/optimizer_knobs.py",
+         file="horovod_wagma/common/optimizer/optimizer_knobs.py",
          edits=[("    sync_period: int = 10\n", "    sync_period: int = 20\n")],
          tests=["tests/test_optimizer_core.py::test_knob_defaults_and_global_rounds_resolution",
                 "tests/test_optimizer_core.py::test_global_stream_knobs"],

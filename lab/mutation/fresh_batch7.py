@@ -11,7 +11,7 @@ detail_*.py batches."""
 
 MUTANTS = [
     # --- C++ engine -------------------------------------------------------------------
-    dict(id="fresh7-dtype-mismatch-shows-own-dtype-twice", file="cpp_ops/engine/stream_spec.cc",
+    dict(id="fresh7-dtype-mismatch-shows-own-dtype-twice", file="cpp_ops/engine/core/stream_spec.cc",
          edits=[("s << DataTypeName(dtype) << \", \" << theirs << \" has dtype \" << DataTypeName(o.dtype);",
                  "s << DataTypeName(dtype) << \", \" << theirs << \" has dtype \" << DataTypeName(dtype);")],
          tests=["tests/test_bad_input.py::test_mismatches_and_invalid_knobs",
@@ -22,7 +22,7 @@ MUTANTS = [
              "longer says what the other rank sent "
              "(registration_book_test.cc::TestEachKnobMismatchNamesBothValuesWithTheirRanks "
              "if it covers dtype)"),
-    dict(id="fresh7-long-name-length-is-the-shown-prefix", file="cpp_ops/engine/stream_spec.cc",
+    dict(id="fresh7-long-name-length-is-the-shown-prefix", file="cpp_ops/engine/core/stream_spec.cc",
          edits=[("\"...(\" + std::to_string(name.size()) + \" bytes)\"",
                  "\"...(\" + std::to_string(kShown) + \" bytes)\"")],
          tests=["tests/test_fuzz.py::test_long_names_in_engine_errors", "tests/test_fuzz.py"],
@@ -30,7 +30,7 @@ MUTANTS = [
              "messages, the shortened name followed by the name's length ('...(5000 "
              "bytes)'); the length printed is now that of the shown prefix, always '(96 "
              "bytes)', so two long names in errors look the same length whatever they are"),
-    dict(id="fresh7-liveness-window-doubled", file="cpp_ops/engine/engine_settings.cc",
+    dict(id="fresh7-liveness-window-doubled", file="cpp_ops/engine/core/engine_settings.cc",
          edits=[("std::max(1.0, s.liveness_s)", "std::max(1.0, 2 * s.liveness_s)")],
          tests=["tests/test_elastic.py::test_a_stopped_host_is_found_by_liveness_probes",
                 "tests/test_elastic.py"],
@@ -40,7 +40,7 @@ MUTANTS = [
              "host is found and the survivors reset twice as late "
              "(engine_settings_test.cc, if it derives the elastic grace)"),
     dict(id="fresh7-fragment-up-to-sets-the-fragment-size",
-         file="cpp_ops/engine/engine_settings.cc",
+         file="cpp_ops/engine/core/engine_settings.cc",
          edits=[("EnvBytes(\"HOROVOD_WAGMA_FRAGMENT_UP_TO_BYTES\", &f.up_to_bytes)",
                  "EnvBytes(\"HOROVOD_WAGMA_FRAGMENT_UP_TO_BYTES\", &f.fragment_bytes)")],
          tests=["tests/test_gossip.py::test_gossip_matches_exact_trajectory",
@@ -50,7 +50,7 @@ MUTANTS = [
              "the UP_TO variable now overwrites the fragment size and the upper bound "
              "stays 4 MiB, so setting it cuts messages into fragments of that size (or, "
              "set to 0, not at all) instead of moving the bound"),
-    dict(id="fresh7-contribution-age-one-round-older", file="cpp_ops/engine/engine_rounds.cc",
+    dict(id="fresh7-contribution-age-one-round-older", file="cpp_ops/engine/core/engine_rounds.cc",
          edits=[("rs.age_rounds = round - s.last_app_round;",
                  "rs.age_rounds = round - s.last_app_round + 1;")],
          tests=["tests/test_global_rounds.py::test_a_left_out_member_and_the_others_get_exact_values",
@@ -64,7 +64,7 @@ MUTANTS = [
              "max_staleness rounds old is counted at max_staleness + 1 (the bound the docs "
              "promise is broken; the timeline's passive_join 'age' too)"),
     dict(id="fresh7-away-report-counts-one-left-out-round",
-         file="cpp_ops/engine/engine_rounds.cc",
+         file="cpp_ops/engine/core/engine_rounds.cc",
          edits=[("++s.left_out_since_app_call;", "s.left_out_since_app_call = 1;")],
          tests=["tests/test_global_rounds.py::test_a_rank_whose_app_stops_is_named_and_not_waited_for",
                 "tests/test_global_rounds.py"],
@@ -72,7 +72,7 @@ MUTANTS = [
              "left out of since the app last called ('its engine joined 380 later round(s) "
              "with a value too old (max_staleness=10)'); it now always says '1 later "
              "round(s)', however many (the timeline's app_away 'left_out' too)"),
-    dict(id="fresh7-leaver-fails-the-round-it-served", file="cpp_ops/engine/peer_roster.cc",
+    dict(id="fresh7-leaver-fails-the-round-it-served", file="cpp_ops/engine/transport/peer_roster.cc",
          edits=[("if (round <= last_round) continue;  // it joined that round before leaving",
                  "if (round < last_round) continue;  // it joined that round before leaving")],
          tests=["tests/test_faults.py::test_early_exit_is_announced",
@@ -84,7 +84,7 @@ MUTANTS = [
              "too, so a round it did join fails on the others ('after round 6 of stream "
              "'w', and round 6 needs it') instead of completing"),
     dict(id="fresh7-hold-report-lists-the-held-round-as-earlier",
-         file="cpp_ops/engine/hold_report.cc",
+         file="cpp_ops/engine/health/hold_report.cc",
          edits=[("if (r.first < round && r.second.in_flight())",
                  "if (r.first <= round && r.second.in_flight())")],
          tests=["tests/test_faults.py::test_a_held_call_is_reported_with_what_it_waits_on",
@@ -95,7 +95,7 @@ MUTANTS = [
              "('earlier rounds ... in flight here: [57]' for round 57), so every report "
              "seems to wait on an earlier round that does not exist"),
     dict(id="fresh7-settle-window-needs-the-full-liveness-silence",
-         file="cpp_ops/engine/majority_rule.h",
+         file="cpp_ops/engine/health/majority_rule.h",
          edits=[("return silent_s >= liveness_s / 2;", "return silent_s >= liveness_s;")],
          tests=["tests/test_elastic.py::test_a_stopped_host_is_found_by_liveness_probes",
                 "tests/test_elastic.py::test_a_minority_left_alone_is_fenced",
@@ -105,7 +105,7 @@ MUTANTS = [
              "same cut), so a cut-off minority sees that it is one; now only peers silent "
              "the whole window are, so a side judging on part of its losses can count "
              "itself a majority ('3 lost, 5 remain' on a side of 2 of 8) and train alone"),
-    dict(id="fresh7-stats-errors-capped-at-one", file="cpp_ops/engine/engine_metrics.cc",
+    dict(id="fresh7-stats-errors-capped-at-one", file="cpp_ops/engine/observe/engine_metrics.cc",
          edits=[("++streams_[stream].errors;", "streams_[stream].errors = 1;")],
          tests=["tests/test_observability.py::test_stats_count_a_known_straggler",
                 "tests/test_faults.py::test_midrun_mismatch_fails_every_rank",
@@ -114,7 +114,7 @@ MUTANTS = [
              "error; it is now a flag, 1 however many rounds failed (a stream failed from "
              "round 4 with three rounds pending reports 1, not 3)"),
     # --- common/ and PyTorch ----------------------------------------------------------
-    dict(id="fresh7-num-groups-ignored", file="horovod_wagma/common/fusion_plan.py",
+    dict(id="fresh7-num-groups-ignored", file="horovod_wagma/common/optimizer/fusion_plan.py",
          edits=[("        if groups is None and num_groups:\n            groups = num_groups\n",
                  "        if groups is None and num_groups:\n            groups = None\n")],
          tests=["tests/test_optimizer_core.py::test_fusion_plan_buckets",
@@ -123,7 +123,7 @@ MUTANTS = [
              "buckets), num_groups being Horovod's older spelling used when groups is None; "
              "num_groups=K is now ignored, so the whole model stays one bucket (one stream "
              "per dtype) in both frameworks"),
-    dict(id="fresh7-stats-kept-ahead-reports-left-out", file="horovod_wagma/common/stats.py",
+    dict(id="fresh7-stats-kept-ahead-reports-left-out", file="horovod_wagma/common/op/stats.py",
          edits=[("\"rounds_kept_ahead\": raw[\"rounds_kept_ahead\"],",
                  "\"rounds_kept_ahead\": raw[\"rounds_left_out\"],")],
          tests=["tests/test_no_deadlock.py::test_horovod_collectives_mid_run_finish",
@@ -135,7 +135,7 @@ MUTANTS = [
              "left out; stats() now reports rounds_left_out under both keys, so a rank "
              "kept in the average while it waited in a collective shows 0 kept ahead, and "
              "a left-out one shows as kept ahead"),
-    dict(id="fresh7-stats-global-wait-in-ms", file="horovod_wagma/common/stats.py",
+    dict(id="fresh7-stats-global-wait-in-ms", file="horovod_wagma/common/op/stats.py",
          edits=[("\"global_wait_s\": raw[\"global_wait_us\"] / 1e6,",
                  "\"global_wait_s\": raw[\"global_wait_us\"] / 1e3,")],
          tests=["tests/test_observability.py::test_stats_count_a_known_straggler",
@@ -153,7 +153,7 @@ MUTANTS = [
              "served_round equals steps - 1 with blocking global rounds); the PyTorch "
              "optimizer now reports one step fewer (-1 before the first step, 1 after two), "
              "so steps == served_round with blocking global rounds"),
-    dict(id="fresh7-min-share-zero-refused", file="horovod_wagma/common/balanced_shares.py",
+    dict(id="fresh7-min-share-zero-refused", file="horovod_wagma/common/balance/balanced_shares.py",
          edits=[("if not 0.0 <= min_share <= 1.0:", "if not 0.0 < min_share <= 1.0:")],
          tests=["tests/test_balanced_sampler.py::test_lbbsp_gives_a_rank_measured_very_slow_at_least_one_sample_a_step",
                 "tests/test_balanced_sampler.py"],
@@ -172,7 +172,7 @@ MUTANTS = [
              "timeout), and a lost member WagmaMembershipChanged; synchronize() now raises "
              "a plain RuntimeError, so 'except WagmaError' misses them and Horovod elastic "
              "no longer resets on a lost member in PyTorch"),
-    dict(id="fresh7-torch-drift-default-alpha-half", file="horovod_wagma/common/drift_policy.py",
+    dict(id="fresh7-torch-drift-default-alpha-half", file="horovod_wagma/common/optimizer/drift_policy.py",
          edits=[("DEFAULT_ALPHA = 0.25", "DEFAULT_ALPHA = 0.5")],
          tests=["tests/test_optimizer_core.py::test_drift_correction_default_follows_the_wrapped_optimizer",
                 "tests/test_optimizer.py::test_drift_correction_removes_a_non_iid_bias"],
@@ -180,7 +180,7 @@ MUTANTS = [
              "wrapped optimizer keeps a first moment and the state is 'on_sync' (0.5 lost "
              "accuracy under random stragglers); the default is now 0.5"),
     dict(id="fresh7-backward-passes-zero-accepted-at-construction",
-         file="horovod_wagma/common/horovod_arguments.py",
+         file="horovod_wagma/common/optimizer/horovod_arguments.py",
          edits=[("    check_backward_passes(backward_passes_per_step)\n", "")],
          tests=["tests/test_optimizer.py::test_bad_arguments",
                 "tests/test_optimizer.py::test_backward_passes_per_step"],

@@ -12,7 +12,7 @@ Spread: faults.md 6, api.md 6, semantics.md 5, README.md 4, elastic.md 3."""
 MUTANTS = [
     # --- faults.md ---------------------------------------------------------------------
     dict(id="fresh8-probes-keyed-to-the-longer-deadline",
-         file="cpp_ops/engine/engine_settings.cc",
+         file="cpp_ops/engine/core/engine_settings.cc",
          edits=[("if (s.timeout_s > 0) shortest = std::min(shortest, s.timeout_s);",
                  "if (s.timeout_s > 0) shortest = std::max(shortest, s.timeout_s);")],
          tests=["tests/test_faults.py::test_stuck_rank_is_reported_and_times_out",
@@ -23,7 +23,7 @@ MUTANTS = [
              "the default 60 s warning and WAGMA_STALL_TIMEOUT_S=10 the first probe goes at "
              "20 s, after the error, which no longer says 'ranks not responding: [2]' "
              "(engine_settings_test.cc::TestProbesAtAThirdOfTheShorterDeadline)"),
-    dict(id="fresh8-stall-note-global-says-not-waiting", file="cpp_ops/engine/stall_monitor.cc",
+    dict(id="fresh8-stall-note-global-says-not-waiting", file="cpp_ops/engine/health/stall_monitor.cc",
          edits=[("std::string(global ? \"ranks that have not entered it: \" : \"ranks not waiting in it: \")",
                  "std::string(!global ? \"ranks that have not entered it: \" : \"ranks not waiting in it: \")")],
          tests=["tests/test_faults.py::test_stuck_rank_is_reported_and_times_out",
@@ -33,7 +33,7 @@ MUTANTS = [
              "note's words are now swapped by round kind, so a global round's error (and "
              "warning) says 'ranks not waiting in it: [2]' and a group round's says 'ranks "
              "that have not entered it'"),
-    dict(id="fresh8-lost-peer-named-as-self", file="cpp_ops/engine/engine_faults.cc",
+    dict(id="fresh8-lost-peer-named-as-self", file="cpp_ops/engine/core/engine_faults.cc",
          edits=[("\"[horovod_wagma rank %d] rank %d was lost: %s\\n\", rank_, peer, how.c_str());",
                  "\"[horovod_wagma rank %d] rank %d was lost: %s\\n\", rank_, rank_, how.c_str());")],
          tests=["tests/test_elastic.py::test_a_stopped_host_is_found_by_liveness_probes",
@@ -44,7 +44,7 @@ MUTANTS = [
              "the line now names the survivor that prints it ('[horovod_wagma rank 0] rank 0 "
              "was lost: ...'), so no survivor's stderr says which rank went (the verdict's "
              "'ranks 2, 3 were lost' stays right)"),
-    dict(id="fresh8-joined-rank-final-model-ages", file="cpp_ops/engine/engine_rounds.cc",
+    dict(id="fresh8-joined-rank-final-model-ages", file="cpp_ops/engine/core/engine_rounds.cc",
          edits=[("rs.final_model = joins_.self_joined() || leaving_;",
                  "rs.final_model = leaving_;")],
          tests=["tests/test_keras.py::test_module_join_serves_rounds_and_returns_the_last_rank",
@@ -57,7 +57,7 @@ MUTANTS = [
              "wait-avoiding global rounds it is left out of the average once it is "
              "max_staleness rounds and steps behind (rounds_left_out grows on the joined "
              "rank), and its joins show up in contribution_age_* with ages of many rounds"),
-    dict(id="fresh8-joins-end-one-round-short", file="cpp_ops/engine/engine_join.cc",
+    dict(id="fresh8-joins-end-one-round-short", file="cpp_ops/engine/core/engine_join.cc",
          edits=[("s.next_app_round = std::max(s.next_app_round, kv.second + 1);",
                  "s.next_app_round = std::max(s.next_app_round, kv.second);")],
          tests=["tests/test_uneven.py::test_repeated_joins_leave_blocking_rounds_exact",
@@ -68,7 +68,7 @@ MUTANTS = [
              "that furthest round itself, one round short of the rank that reached it, so "
              "their next call enters a round the others already finished: it stalls (or, "
              "served, returns the wrong round's average) instead of averaging with them"),
-    dict(id="fresh8-stats-bytes-sent-last-round-only", file="cpp_ops/engine/engine_metrics.cc",
+    dict(id="fresh8-stats-bytes-sent-last-round-only", file="cpp_ops/engine/observe/engine_metrics.cc",
          edits=[("streams_[stream].bytes_sent += bytes_sent;",
                  "streams_[stream].bytes_sent = bytes_sent;")],
          tests=["tests/test_observability.py::test_stats_count_a_known_straggler",
@@ -101,7 +101,7 @@ MUTANTS = [
              "global rounds runs its global-round duties (state averaging, the fp16 rule) "
              "one round off (the eager async handle, through engine_lib.wait, stays right)"),
     dict(id="fresh8-optimizer-global-rounds-default-blocking",
-         file="horovod_wagma/common/optimizer_knobs.py",
+         file="horovod_wagma/common/optimizer/optimizer_knobs.py",
          edits=[("\"wait_avoiding\" if self.wait_avoiding is True else \"blocking\")",
                  "\"blocking\")")],
          tests=["tests/test_optimizer_core.py::test_knob_defaults_and_global_rounds_resolution",
@@ -132,7 +132,7 @@ MUTANTS = [
              "included; only the first state tensor of each parameter is now averaged, so "
              "Adam's exp_avg_sq (and AMSGrad's max) stays each rank's own at global rounds "
              "and after sync() (SGD's single momentum buffer is unaffected)"),
-    dict(id="fresh8-small-bytes-env-ignored", file="cpp_ops/engine/engine_settings.cc",
+    dict(id="fresh8-small-bytes-env-ignored", file="cpp_ops/engine/core/engine_settings.cc",
          edits=[("EnvDouble(\"HOROVOD_WAGMA_SMALL_BYTES\",",
                  "EnvDouble(\"HOROVOD_WAGMA_SMALL_BYTE\",")],
          tests=["tests/test_gossip.py::test_gossip_matches_exact_trajectory",
@@ -143,7 +143,7 @@ MUTANTS = [
              "(engine_settings_test.cc::TestVariablesChangeThem if it sets it; "
              "reduction_choice_test.cc builds reductions directly)"),
     # --- semantics.md ------------------------------------------------------------------
-    dict(id="fresh8-paper-own-input-plain-mean", file="cpp_ops/engine/round_policy.cc",
+    dict(id="fresh8-paper-own-input-plain-mean", file="cpp_ops/engine/rounds/round_policy.cc",
          edits=[("return app_input_contributed && (global || RuleOf(configured).mean_when_input_went_in) &&",
                  "return app_input_contributed && (global || configured != Averaging::kDelta) &&")],
          tests=["tests/test_stale_join.py::test_late_member_result_follows_rule",
@@ -153,7 +153,7 @@ MUTANTS = [
              "contributions, (s + x)/(|G| + 1); a group round whose caller contributed its "
              "own input (not in place) now reduces straight into the output and returns the "
              "plain mean s/|G| (round_policy_test.cc, if it covers ReduceIntoOutput)"),
-    dict(id="fresh8-fusion-one-buffer-per-tensor", file="horovod_wagma/common/fusion_plan.py",
+    dict(id="fresh8-fusion-one-buffer-per-tensor", file="horovod_wagma/common/optimizer/fusion_plan.py",
          edits=[("out.extend(split[k] for k in sorted(split))",
                  "out.extend([v] for k in sorted(split) for v in split[k])")],
          tests=["tests/test_fusion.py::test_fuse_by_dtype_splits_by_device_and_dtype_in_a_stable_order",
@@ -164,7 +164,7 @@ MUTANTS = [
              "tensor is now its own buffer and stream (model0 .. modelN, one round per "
              "tensor per step), in both frameworks, and stats(...model0) covers only the "
              "first tensor"),
-    dict(id="fresh8-blocking-global-rounds-activate", file="cpp_ops/engine/engine_rounds.cc",
+    dict(id="fresh8-blocking-global-rounds-activate", file="cpp_ops/engine/core/engine_rounds.cc",
          edits=[("? config.wait_avoiding_global() && rs.round > 0",
                  "? config.wait_avoiding && rs.round > 0")],
          tests=["tests/test_staleness.py::test_no_rank_more_than_tau_rounds_ahead",
@@ -175,7 +175,7 @@ MUTANTS = [
              "a rank waits, so no rank gets more than tau rounds ahead; the first member "
              "now activates them as under wait-avoidance, the others' engines join with "
              "stale published values, and the average ignores the late apps' fresh inputs"),
-    dict(id="fresh8-age-counted-from-before-the-skip", file="cpp_ops/engine/engine_rounds.cc",
+    dict(id="fresh8-age-counted-from-before-the-skip", file="cpp_ops/engine/core/engine_rounds.cc",
          edits=[("s.last_app_round = choice.round;", "s.last_app_round = first;")],
          tests=["tests/test_global_rounds.py::test_a_rank_slower_than_max_staleness_allows_is_left_out_not_waited_for",
                 "tests/test_global_rounds.py::test_a_k_times_slower_rank_enters_about_every_kth_round",
@@ -186,7 +186,7 @@ MUTANTS = [
              "is now counted from the first round it skipped, so its later values look as "
              "many rounds older as it skipped: left out sooner, contribution ages too large, "
              "and the away report's 'its last round' names a round it never entered"),
-    dict(id="fresh8-steps-bound-is-sync-period", file="cpp_ops/engine/engine_rounds.cc",
+    dict(id="fresh8-steps-bound-is-sync-period", file="cpp_ops/engine/core/engine_rounds.cc",
          edits=[("args.max_staleness = s.spec.config.max_staleness;",
                  "args.max_staleness = s.spec.config.sync_period;")],
          tests=["tests/test_global_rounds.py::test_a_left_out_member_and_the_others_get_exact_values",
@@ -198,7 +198,7 @@ MUTANTS = [
              "set apart from tau (e.g. 0 with tau 10) stale values of a rank up to tau steps "
              "behind still count (or, max_staleness > tau, are left out too soon)"),
     # --- README.md ---------------------------------------------------------------------
-    dict(id="fresh8-schedule-one-phase-too-many", file="cpp_ops/engine/group_schedule.cc",
+    dict(id="fresh8-schedule-one-phase-too-many", file="cpp_ops/engine/rounds/group_schedule.cc",
          edits=[("for (int L = L0; L <= L0 + 1 && !found; ++L) {",
                  "for (int L = L0 + 1; L <= L0 + 1 && !found; ++L) {")],
          tests=["tests/test_schedule.py::test_power_of_S_is_exactly_the_butterfly",
@@ -208,7 +208,7 @@ MUTANTS = [
              "ceil(log_S P) steps, and for P = S^L the phases are the base-S butterfly; the "
              "strided search now starts one phase longer, so hvd.groups(4, 2) has 3 phases "
              "(one of them every rank alone) and mixing takes a step more wherever P > S"),
-    dict(id="fresh8-stall-warning-names-the-next-round", file="cpp_ops/engine/engine_faults.cc",
+    dict(id="fresh8-stall-warning-names-the-next-round", file="cpp_ops/engine/core/engine_faults.cc",
          edits=[("rank_, plan.global ? \"global\" : \"group\", static_cast<long long>(stall.round),",
                  "rank_, plan.global ? \"global\" : \"group\", static_cast<long long>(stall.round + 1),")],
          tests=["tests/test_faults.py::test_stuck_rank_is_reported_and_times_out",
@@ -231,7 +231,7 @@ MUTANTS = [
              "every model leaves step() with its own unaveraged update (not identical after "
              "a blocking global round), and the state buffers, fused before the first step "
              "made any state, are never averaged"),
-    dict(id="fresh8-group-process-set-is-the-first-group", file="horovod_wagma/common/basics.py",
+    dict(id="fresh8-group-process-set-is-the-first-group", file="horovod_wagma/common/op/basics.py",
          edits=[("members = next(m for m in phases[phase] if hvd.rank() in m)",
                  "members = phases[phase][0]")],
          tests=["tests/test_api.py::test_api_behaviour",
@@ -242,7 +242,7 @@ MUTANTS = [
              "first group on every rank, so ranks outside it get a ProcessSet they are not "
              "in and hvd.allreduce(t, process_set=hvd.group_process_set(0)) fails there"),
     # --- elastic.md --------------------------------------------------------------------
-    dict(id="fresh8-heartbeat-counted-as-work", file="cpp_ops/engine/engine.cc",
+    dict(id="fresh8-heartbeat-counted-as-work", file="cpp_ops/engine/core/engine.cc",
          edits=[("any = any || (msg.kind != ControlKind::kProbe && msg.kind != ControlKind::kProbeAnswer);",
                  "any = true;")],
          tests=["tests/test_elastic.py::test_an_idle_engine_sleeps_through_the_heartbeat",
@@ -252,7 +252,7 @@ MUTANTS = [
              "about 1 kHz and starving Horovod's collectives into spurious resets); probes "
              "and their answers count as progress again, so an idle elastic engine never "
              "reaches the pacer's sleep"),
-    dict(id="fresh8-membership-change-not-on-timeline", file="horovod_wagma/common/membership.py",
+    dict(id="fresh8-membership-change-not-on-timeline", file="horovod_wagma/common/elastic/membership.py",
          edits=[("if self.changes and self.changes[-1][\"generation\"] == self.generation:",
                  "if self.changes and self.changes[-1][\"generation\"] != self.generation:")],
          tests=["tests/test_elastic.py::test_host_killed_survivors_go_on_without_rollback",
@@ -261,7 +261,7 @@ MUTANTS = [
              "own trace that starts with a membership_change event; the new member set's "
              "change is no longer recorded on its trace (and a later member set without a "
              "change gets the previous one's event instead)"),
-    dict(id="fresh8-timeline-generation-after-extension", file="cpp_ops/engine/engine_settings.cc",
+    dict(id="fresh8-timeline-generation-after-extension", file="cpp_ops/engine/core/engine_settings.cc",
          edits=[("s.timeline_path.insert(dot, \".gen\" + std::to_string(generation));",
                  "s.timeline_path += \".gen\" + std::to_string(generation);")],
          tests=["tests/test_elastic.py::test_host_killed_survivors_go_on_without_rollback",

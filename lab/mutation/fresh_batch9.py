@@ -19,7 +19,7 @@ Spread: faults.md 6, api.md 6, semantics.md 5, README.md 4, elastic.md 3."""
 MUTANTS = [
     # --- faults.md ---------------------------------------------------------------------
     dict(id="fresh9-joins-continue-from-the-last-joiners-round",
-         file="cpp_ops/engine/join_coordinator.cc",
+         file="cpp_ops/engine/rounds/join_coordinator.cc",
          edits=[("    last = std::max(last, kv.second);",
                  "    last = kv.second;")],
          tests=["tests/test_uneven.py::test_repeated_joins_leave_blocking_rounds_exact",
@@ -35,7 +35,7 @@ MUTANTS = [
              "from the last joiner's round while the furthest keeps its own: their round "
              "numbers disagree and the next blocking global round stalls or mixes rounds "
              "(join_coordinator_test.cc, if it records a smaller round last)"),
-    dict(id="fresh9-join-never-returns-rank-0-as-last", file="horovod_wagma/common/engine_lib.py",
+    dict(id="fresh9-join-never-returns-rank-0-as-last", file="horovod_wagma/common/op/engine_lib.py",
          edits=[("    last = lib().wagma_join(slice_ms, err, _ERR_LEN)\n"
                  "    if last == -1:\n"
                  "        raise engine_error(err.value.decode(errors=\"replace\"))\n"
@@ -54,7 +54,7 @@ MUTANTS = [
              "to join every rank's join() polls on, and the next poll starts a second, "
              "spurious join: join() returns some other rank after a whole extra join round "
              "(or loops while rank 0 keeps coming last), in both frameworks"),
-    dict(id="fresh9-wait-stats-count-only-the-last-slice", file="cpp_ops/engine/handle_table.cc",
+    dict(id="fresh9-wait-stats-count-only-the-last-slice", file="cpp_ops/engine/core/handle_table.cc",
          edits=[("  s.outcome.waited_us +=", "  s.outcome.waited_us =")],
          tests=["tests/test_observability.py::test_stats_count_a_known_straggler",
                 "tests/test_timeline_format.py::test_writer_output_is_valid_chrome_trace",
@@ -65,7 +65,7 @@ MUTANTS = [
              "instead of adding to it, so a 0.5 s wait in a global round counts as at most "
              "the last slice (< 0.1 s), and the timeline's wait span is as short; waits under "
              "100 ms stay right"),
-    dict(id="fresh9-join-error-replaced-by-shutdown-text", file="cpp_ops/engine/request_queue.cc",
+    dict(id="fresh9-join-error-replaced-by-shutdown-text", file="cpp_ops/engine/core/request_queue.cc",
          edits=[("    if (!requested_ || result_ != -2 || !error_.empty()) return;",
                  "    if (!requested_ || result_ != -2) return;")],
          tests=["tests/test_stall_reports.py::test_a_member_lost_during_join_raises_the_membership_verdict",
@@ -78,7 +78,7 @@ MUTANTS = [
              "raises a plain WagmaError 'the WAGMA engine shut down before every rank joined' "
              "instead of 'membership changed: rank 2 was lost ...' (WagmaMembershipChanged), "
              "so under Horovod elastic the reset does not happen"),
-    dict(id="fresh9-hold-view-app-call-inverted", file="cpp_ops/engine/hold_report.cc",
+    dict(id="fresh9-hold-view-app-call-inverted", file="cpp_ops/engine/health/hold_report.cc",
          edits=[("(app_in_call ? \"waits in round \" + std::to_string(app_round)",
                  "(!app_in_call ? \"waits in round \" + std::to_string(app_round)")],
          tests=["tests/test_faults.py::test_a_held_call_is_reported_with_what_it_waits_on",
@@ -89,7 +89,7 @@ MUTANTS = [
              "inverted, so a member whose app waits in a round says 'its app is not in a call "
              "(next round 41)' and one whose app is computing says 'its app waits in round "
              "-1': the view points at the wrong side"),
-    dict(id="fresh9-registration-stall-warned-once", file="cpp_ops/engine/stall_monitor.cc",
+    dict(id="fresh9-registration-stall-warned-once", file="cpp_ops/engine/health/stall_monitor.cc",
          edits=[("  if (warned != registration_warned_.end() &&\n"
                  "      now - warned->second < std::chrono::duration<double>(warning_s)) {",
                  "  if (warned != registration_warned_.end()) {")],
@@ -102,7 +102,7 @@ MUTANTS = [
              "again, however long the others wait (without WAGMA_STALL_TIMEOUT_S: silence)"),
     # --- api.md ------------------------------------------------------------------------
     dict(id="fresh9-gloo-long-control-message-overflows-a-frame",
-         file="cpp_ops/engine/gloo_transport.cc",
+         file="cpp_ops/engine/transport/gloo_transport.cc",
          edits=[("    const size_t n = std::min(total - offset, kControlFrame - head);",
                  "    const size_t n = std::min(total - offset, kControlFrame);")],
          tests=["tests/test_fuzz.py::test_long_names_in_engine_errors",
@@ -118,7 +118,7 @@ MUTANTS = [
              "read shifted by 8 bytes), and the stream's round 0 fails or the peer is "
              "declared lost. MPI is unaffected"),
     dict(id="fresh9-timeline-dot-in-directory-taken-for-extension",
-         file="cpp_ops/engine/timeline.cc",
+         file="cpp_ops/engine/observe/timeline.cc",
          edits=[("  const size_t slash = path.find_last_of('/');",
                  "  const size_t slash = path.find_first_of('/');")],
          tests=["tests/test_timeline_format.py::test_rank_placeholder_and_backwards_clock",
@@ -158,7 +158,7 @@ MUTANTS = [
              "deterministic evaluation split) gets a permuted share; the PyTorch samplers "
              "stay right"),
     dict(id="fresh9-clean-exit-shutdown-gives-up-after-one-second",
-         file="horovod_wagma/common/engine_lib.py",
+         file="horovod_wagma/common/op/engine_lib.py",
          edits=[("    shutdown(1.0 if error is not None else None)",
                  "    shutdown(1.0 if error is None else None)")],
          tests=["tests/test_shutdown.py::test_a_shutdown_that_cannot_finish_gives_up_after_its_timeout",
@@ -171,7 +171,7 @@ MUTANTS = [
              "its peers still need it for), and a crashed rank now keeps its peers waiting "
              "up to 30 s"),
     dict(id="fresh9-throughput-clock-never-reset-between-epochs",
-         file="horovod_wagma/common/throughput_exchange.py",
+         file="horovod_wagma/common/balance/throughput_exchange.py",
          edits=[("        self._clock.reset()\n        self._samples = 0\n",
                  "        self._samples = 0\n")],
          tests=["tests/test_balanced_sampler.py::test_shares_follow_the_injected_speeds_and_rebalance",
@@ -185,7 +185,7 @@ MUTANTS = [
              "down in epoch 5 keeps its fast share for many epochs (both the PyTorch samplers "
              "and Keras's BalancedSequence)"),
     # --- semantics.md ------------------------------------------------------------------
-    dict(id="fresh9-solo-rounds-never-passed", file="cpp_ops/engine/stream_state.h",
+    dict(id="fresh9-solo-rounds-never-passed", file="cpp_ops/engine/core/stream_state.h",
          edits=[("GroupOf(plan.phase, s_.my_index).size() == 1;",
                  "GroupOf(plan.phase, s_.my_index).empty();")],
          tests=["tests/test_global_rounds.py::test_a_k_times_slower_rank_enters_about_every_kth_round",
@@ -200,7 +200,7 @@ MUTANTS = [
              "its values are left out of the global rounds instead of it catching up "
              "(round_policy_test.cc's TestSoloRoundsPassedOnlyWithTwoServedBeyond uses a fake "
              "view and still passes)"),
-    dict(id="fresh9-delta-skipped-left-out-rounds-move", file="cpp_ops/engine/engine_rounds.cc",
+    dict(id="fresh9-delta-skipped-left-out-rounds-move", file="cpp_ops/engine/core/engine_rounds.cc",
          edits=[("      rs.error.empty() && rs.self_included && !joins_.self_joined()) {",
                  "      rs.error.empty() && !joins_.self_joined()) {")],
          tests=["tests/test_global_rounds.py::test_delta_moves_sum_to_zero_over_the_ranks",
@@ -213,7 +213,7 @@ MUTANTS = [
              "its (m - c) move as well, although the round's mean never counted c: after a "
              "straggler skips left-out rounds the moves (and drift correction's variates) no "
              "longer sum to zero"),
-    dict(id="fresh9-inclusion-exchanges-rounds-not-steps", file="cpp_ops/engine/engine_rounds.cc",
+    dict(id="fresh9-inclusion-exchanges-rounds-not-steps", file="cpp_ops/engine/core/engine_rounds.cc",
          edits=[("  args.steps = s.app_calls;", "  args.steps = s.next_app_round;")],
          tests=["tests/test_global_rounds.py::test_a_left_out_member_and_the_others_get_exact_values",
                 "tests/test_global_rounds.py::test_a_rank_slower_than_max_staleness_allows_is_left_out_not_waited_for",
@@ -242,7 +242,7 @@ MUTANTS = [
              "frozen group) the other groups' buffers come out scaled by lr_g/lr_0, or a "
              "group with lr 0 is rebuilt (or a trained group skipped when group 0's lr is "
              "0); single-group runs are unaffected"),
-    dict(id="fresh9-global-rounds-mismatch-own-value-twice", file="cpp_ops/engine/stream_spec.cc",
+    dict(id="fresh9-global-rounds-mismatch-own-value-twice", file="cpp_ops/engine/core/stream_spec.cc",
          edits=[("      << GlobalRoundsName(o.config.global_rounds);",
                  "      << GlobalRoundsName(config.global_rounds);")],
          tests=["tests/test_bad_input.py::test_mismatches_and_invalid_knobs",
@@ -266,7 +266,7 @@ MUTANTS = [
              "and always returns the default S's schedule, so hvd.groups(8, 2) shows groups "
              "of 4 (hvd.groups(hvd.size(), 4) at P=8 happens to stay right); the TensorFlow "
              "and Keras modules, which export the schedule's own groups(), are unaffected"),
-    dict(id="fresh9-op-global-rounds-default-wait-avoiding", file="horovod_wagma/common/basics.py",
+    dict(id="fresh9-op-global-rounds-default-wait-avoiding", file="horovod_wagma/common/op/basics.py",
          edits=[("             averaging=\"fresh\", wait_avoiding=True, global_rounds=\"blocking\",",
                  "             averaging=\"fresh\", wait_avoiding=True, global_rounds=\"wait_avoiding\",")],
          tests=["tests/test_staleness.py::test_no_rank_more_than_tau_rounds_ahead",
@@ -293,7 +293,7 @@ MUTANTS = [
              "the first step followed by one after it fails on every rank with 'rank r called "
              "round 1 of stream 'wagma.optimizer0.forced0', which cannot change after round "
              "0: shape mismatch' (state mode 'never', with no state, is unaffected)"),
-    dict(id="fresh9-app-input-never-published", file="cpp_ops/engine/engine_rounds.cc",
+    dict(id="fresh9-app-input-never-published", file="cpp_ops/engine/core/engine_rounds.cc",
          edits=[("  Publish(s, rs.call->input, InputVersion(rs.round), /*copy=*/false);\n"
                  "  if (rs.completed) {",
                  "  if (rs.completed) {")],
@@ -340,7 +340,7 @@ MUTANTS = [
              "base, so every reset rewinds the optimizer's step count to 0: "
              "wagma_status().steps goes back, and join()'s step agreement starts over"),
     dict(id="fresh9-elastic-sync-forgets-the-new-replica",
-         file="horovod_wagma/common/elastic_state.py",
+         file="horovod_wagma/common/elastic/elastic_state.py",
          edits=[("            self._set_attrs()\n        membership.MEMBERSHIP.mark_synced()\n",
                  "            self._set_attrs()\n")],
          tests=["tests/test_membership.py::test_a_reset_before_the_first_sync_completed_is_numbered_anew_and_keeps_its_joiner",

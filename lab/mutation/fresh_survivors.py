@@ -96,7 +96,7 @@ CLOSED_BY = {
 # The same bug, planted where its rule lives now (the closure moved it into a unit).
 EDITS_NOW = {
     "fresh7-settle-window-needs-the-full-liveness-silence": dict(
-        file="cpp_ops/engine/majority_rule.h",
+        file="cpp_ops/engine/health/majority_rule.h",
         edits=[("return silent_s >= liveness_s / 2;", "return silent_s >= liveness_s;")]),
 }
 

@@ -27,12 +27,12 @@ SAMPLER = "tests/test_balanced_sampler.py"
 KERAS = "tests/test_keras.py"
 S = "tests/test_api_surface.py"
 
-POLICY = "cpp_ops/engine/round_policy.cc"
-RULE = "cpp_ops/engine/averaging_rule.cc"
-ROUNDS = "cpp_ops/engine/engine_rounds.cc"
-DATA = "cpp_ops/engine/data_type.cc"
-SPEC = "cpp_ops/engine/stream_spec.cc"
-BOOK = "cpp_ops/engine/registration_book.cc"
+POLICY = "cpp_ops/engine/rounds/round_policy.cc"
+RULE = "cpp_ops/engine/rounds/averaging_rule.cc"
+ROUNDS = "cpp_ops/engine/core/engine_rounds.cc"
+DATA = "cpp_ops/engine/reduce/data_type.cc"
+SPEC = "cpp_ops/engine/core/stream_spec.cc"
+BOOK = "cpp_ops/engine/core/registration_book.cc"
 
 MUTANTS = [
     # --- round rules (engine) ----------------------------------------------------------
@@ -96,7 +96,7 @@ MUTANTS = [
                  "const int g = static_cast<int>(rs.members.size());")],
          tests=[LEFT_OUT],
          bug="the output formulas divide by every member, not the ones included"),
-    dict(id="mean-over-left-out", file="cpp_ops/engine/group_reduction.cc",
+    dict(id="mean-over-left-out", file="cpp_ops/engine/reduce/group_reduction.cc",
          edits=[("if (inclusion.included[j]) kept.push_back((*srcs)[j]);",
                  "kept.push_back((*srcs)[j]);")],
          tests=[LEFT_OUT],
@@ -146,13 +146,13 @@ MUTANTS = [
          bug="a set overlapping an accepted one under the same name waits for ranks that "
              "never register it"),
     # --- the optimizers' step and global-round logic (Python) ---------------------------
-    dict(id="optimizer-knobs-unchecked", file="horovod_wagma/common/optimizer_knobs.py",
+    dict(id="optimizer-knobs-unchecked", file="horovod_wagma/common/optimizer/optimizer_knobs.py",
          edits=[("        WagmaConfig(**dict(self.stream_knobs(), averaging=averaging_policy.OTHER_DEFAULT\n"
                  "                           if self.averaging is None else self.averaging))",
                  "        pass")],
          tests=[OPTIMIZER_CORE],
          bug="a DistributedWagmaOptimizer with a bad knob is built anyway"),
-    dict(id="fp16-always-replaces", file="horovod_wagma/common/fp16_rule.py",
+    dict(id="fp16-always-replaces", file="horovod_wagma/common/optimizer/fp16_rule.py",
          edits=[("lambda: x + (average - sent))", "lambda: average)")],
          tests=[OPTIMIZER_CORE, FP16],
          bug="every round replaces the fp32 model with the fp16 average"),
@@ -161,23 +161,23 @@ MUTANTS = [
                  "True, python_cond))")],
          tests=[FP16],
          bug="the PyTorch optimizer treats every round as global for the fp16 rule"),
-    dict(id="global-round-formula", file="horovod_wagma/common/rounds.py",
+    dict(id="global-round-formula", file="horovod_wagma/common/optimizer/rounds.py",
          edits=[("return (round_index == 0) | ((round_index + 1) % sync_period == 0)",
                  "return (round_index == 0) | (round_index % sync_period == 0)")],
          tests=[OPTIMIZER_CORE],
          bug="the frontends' global rounds disagree with the engine's"),
-    dict(id="global-between-inclusive", file="horovod_wagma/common/rounds.py",
+    dict(id="global-between-inclusive", file="horovod_wagma/common/optimizer/rounds.py",
          edits=[("(upto + 1) // sync_period > (after + 1) // sync_period))",
                  "(upto + 1) // sync_period >= (after + 1) // sync_period))")],
          tests=[OPTIMIZER_CORE],
          bug="a skip with no global round in it still runs global-round duties"),
-    dict(id="served-round-ignores-report", file="horovod_wagma/common/optimizer_core.py",
+    dict(id="served-round-ignores-report", file="horovod_wagma/common/optimizer/optimizer_core.py",
          edits=[("return reported_round if self.wait_avoiding_global else step",
                  "return step")],
          tests=[OPTIMIZER_CORE, OPTIMIZER + "::test_wait_avoiding_global_rounds_straggler_"
                 "and_join"],
          bug="with wait-avoiding global rounds the served round is taken to be the step's"),
-    dict(id="duties-at-served-round-only", file="horovod_wagma/common/optimizer_core.py",
+    dict(id="duties-at-served-round-only", file="horovod_wagma/common/optimizer/optimizer_core.py",
          edits=[("return global_round_between(last_served, served, self.sync_period)",
                  "return is_global_round(served, self.sync_period)")],
          tests=[OPTIMIZER_CORE],
@@ -187,7 +187,7 @@ MUTANTS = [
          tests=[OPTIMIZER + "::test_models_identical_after_every_global_round"],
          bug="BatchNorm statistics and optimizer state are never averaged"),
     # --- the elastic state (Python) -----------------------------------------------------
-    dict(id="elastic-skips-sync-after-removal", file="horovod_wagma/common/elastic_state.py",
+    dict(id="elastic-skips-sync-after-removal", file="horovod_wagma/common/elastic/elastic_state.py",
          edits=[("raise HostsUpdatedInterrupt(skip_sync=False) from interrupt",
                  "raise interrupt")],
          tests=["tests/test_elastic_state.py"],
@@ -202,23 +202,23 @@ MUTANTS = [
                  "        super().restore()\n")],
          tests=[HOST_KILLED],
          bug="restore() rolls the model back to the last commit, like TorchState"),
-    dict(id="restore-rolls-back-counters", file="horovod_wagma/common/elastic_state.py",
+    dict(id="restore-rolls-back-counters", file="horovod_wagma/common/elastic/elastic_state.py",
          edits=[('        """Nothing to undo: the survivors go on from their current replica."""',
                  '        """Nothing to undo: the survivors go on from their current replica."""\n'
                  "        super().restore()")],
          tests=[HOST_KILLED],
          bug="restore() rolls the step counters back to the last commit"),
-    dict(id="joiners-weigh-in", file="horovod_wagma/common/elastic_state.py",
+    dict(id="joiners-weigh-in", file="horovod_wagma/common/elastic/elastic_state.py",
          edits=[("self._average_model(1.0 if survivors[hvd.rank()] else 0.0, sum(survivors))",
                  "self._average_model(1.0, sum(survivors))")],
          tests=[HOST_ADDED],
          bug="joiners' fresh models enter the survivors' average"),
-    dict(id="joiners-keep-own-counters", file="horovod_wagma/common/elastic_state.py",
+    dict(id="joiners-keep-own-counters", file="horovod_wagma/common/elastic/elastic_state.py",
          edits=[("        if not survivors[hvd.rank()]:\n            self._saved_state = theirs",
                  "        if False:\n            self._saved_state = theirs")],
          tests=[HOST_ADDED],
          bug="joiners start their step counters from 0"),
-    dict(id="no-rebase", file="horovod_wagma/common/elastic_state.py",
+    dict(id="no-rebase", file="horovod_wagma/common/elastic/elastic_state.py",
          edits=[("        if rebase is not None:  # a WAGMA optimizer (a plain one has no rounds)\n"
                  "            rebase()",
                  "        if rebase is not None:  # a WAGMA optimizer (a plain one has no rounds)\n"
@@ -244,7 +244,7 @@ MUTANTS = [
                  "k = (1.0 - tf.cast(optimizer.momentum, tf.float32))")],
          tests=["tests/test_keras.py::test_on_sync_state_and_drift_correction_remove_a_non_iid_bias"],
          bug="Keras SGD's velocity carries -lr: the variate learns the bias with the wrong sign"),
-    dict(id="drift-default-off", file="horovod_wagma/common/drift_policy.py",
+    dict(id="drift-default-off", file="horovod_wagma/common/optimizer/drift_policy.py",
          edits=[("    return default_alpha\n", "    return 0.0\n")],
          tests=[OPTIMIZER_CORE],
          bug="drift_correction=None leaves the correction off for optimizers with momentum"),
@@ -265,7 +265,7 @@ MUTANTS = [
          tests=[SAMPLER + "::test_lbbsp_equal_steps_batches_follow_speeds_and_weights_"
                 "give_the_mean_gradient"],
          bug="LB-BSP's unequal batches are averaged unweighted: not the mean gradient"),
-    dict(id="step-clock-counts-waits", file="horovod_wagma/common/step_clock.py",
+    dict(id="step-clock-counts-waits", file="horovod_wagma/common/optimizer/step_clock.py",
          edits=[("            self._wait += seconds\n", "            pass\n")],
          tests=[SAMPLER + "::test_lbbsp_equal_steps_batches_follow_speeds_and_weights_"
                 "give_the_mean_gradient"],
@@ -284,12 +284,12 @@ MUTANTS = [
          tests=[KERAS + "::test_balanced_sequence_keeps_equal_shares_for_horovods_optimizer"],
          bug="BalancedSequence cuts unequal shares under Horovod's optimizer, whose ranks "
              "then wait in an allreduce that some never call"),
-    dict(id="stale-join-notice-counts", file="cpp_ops/engine/join_coordinator.cc",
+    dict(id="stale-join-notice-counts", file="cpp_ops/engine/rounds/join_coordinator.cc",
          edits=[("  if (generation < generation_) return Notice::kStale;\n", "")],
          tests=["tests/test_uneven.py::test_repeated_joins_leave_blocking_rounds_exact"],
          bug="a join notice overtaken by the end of its join marks the rank joined for "
              "good: its published data stands in for it in blocking rounds"),
-    dict(id="delta-skipped-rounds-lost", file="cpp_ops/engine/engine_rounds.cc",
+    dict(id="delta-skipped-rounds-lost", file="cpp_ops/engine/core/engine_rounds.cc",
          edits=[("    AddScaled(s.spec.dtype, s.skipped_delta.data(), +1, n, out);\n", "")],
          tests=["tests/test_global_rounds.py::test_a_left_out_member_and_the_others_get_exact_values",
                 "tests/test_global_rounds.py::test_delta_moves_sum_to_zero_over_the_ranks"],
@@ -309,7 +309,7 @@ MUTANTS = [
          bug="a stream whose averaging code no rule has is taken as 'fresh' instead of "
              "refused at validation (Python refuses unknown names first: "
              "averaging_rule_test.cc is the guard)"),
-    dict(id="rule-table-python-misses-the-last", file="horovod_wagma/common/engine_lib.py",
+    dict(id="rule-table-python-misses-the-last", file="horovod_wagma/common/op/engine_lib.py",
          edits=[("    while lib().wagma_averaging_rule(index, ctypes.byref(name), "
                  "ctypes.byref(code)) >= 0:",
                  "    while lib().wagma_averaging_rule(index + 1, ctypes.byref(name), "
@@ -319,21 +319,21 @@ MUTANTS = [
     # --- issue 55: the engine unit tests on the loopback transport --------------------
     # Each is for make engine-unit-test (reduction_test.cc, output_formula_test.cc); the
     # multi-rank test named is a second line of defence.
-    dict(id="sa-chunk-remainder-lost", file="cpp_ops/engine/scatter_allgather_reduction.cc",
+    dict(id="sa-chunk-remainder-lost", file="cpp_ops/engine/reduce/scatter_allgather_reduction.cc",
          edits=[("  return jj * q + (jj < r ? jj : r);", "  return jj * q;")],
          tests=["tests/test_gossip.py::test_gossip_matches_exact_trajectory"],
          bug="reduce-scatter chunks ignore the remainder: the last count % g elements are "
              "never averaged"),
-    dict(id="reduction-keeps-left-out-values", file="cpp_ops/engine/group_reduction.cc",
+    dict(id="reduction-keeps-left-out-values", file="cpp_ops/engine/reduce/group_reduction.cc",
          edits=[("    if (inclusion.included[j]) kept.push_back((*srcs)[j]);",
                  "    kept.push_back((*srcs)[j]);")],
          tests=["tests/test_global_rounds.py::test_a_left_out_member_and_the_others_get_exact_values"],
          bug="a value decided left out still goes into the mean (the count says otherwise)"),
-    dict(id="message-cut-ignores-scope", file="cpp_ops/engine/message_cut.cc",
+    dict(id="message-cut-ignores-scope", file="cpp_ops/engine/reduce/message_cut.cc",
          edits=[("  if (!remote && !cut_local_) return 1;", "  if (!remote) return 1;")],
          tests=["tests/test_gossip.py::test_gossip_matches_exact_trajectory"],
          bug="HOROVOD_WAGMA_FRAGMENT_SCOPE=all no longer cuts messages within a node"),
-    dict(id="delta-output-divides-by-g", file="cpp_ops/engine/output_formula.cc",
+    dict(id="delta-output-divides-by-g", file="cpp_ops/engine/rounds/output_formula.cc",
          edits=[("      FreshCorrection(dtype, ops.m, ops.c, ops.x, 1, n, out);\n      break;\n"
                  "    case OutputFormula::kInput:",
                  "      FreshCorrection(dtype, ops.m, ops.c, ops.x, ops.g, n, out);\n      break;\n"
@@ -341,12 +341,12 @@ MUTANTS = [
          tests=["tests/test_global_rounds.py::test_delta_moves_sum_to_zero_over_the_ranks"],
          bug="'delta' moves x by (m - c)/g instead of m - c: the drift variates' moves no "
              "longer sum to zero"),
-    dict(id="local-output-ignores-base", file="cpp_ops/engine/output_formula.cc",
+    dict(id="local-output-ignores-base", file="cpp_ops/engine/rounds/output_formula.cc",
          edits=[("ops.base != nullptr ? ops.base : ops.c", "ops.c")],
          tests=["tests/test_stale_join.py"],
          bug="'local' keeps x - c instead of x - base: corrections already applied count "
              "again as the rank's progress"),
-    dict(id="add-scaled-always-adds", file="cpp_ops/engine/data_type.cc",
+    dict(id="add-scaled-always-adds", file="cpp_ops/engine/reduce/data_type.cc",
          edits=[("    for (size_t i = 0; i < len; ++i) ac[i] += A(scale) * aa[i];",
                  "    for (size_t i = 0; i < len; ++i) ac[i] += aa[i];")],
          tests=["tests/test_stale_join.py"],
@@ -382,13 +382,13 @@ MUTANTS = [
                  "    def on_epoch_end(self, epoch, logs=None):\n        pass\n")],
          tests=[KERAS + "::test_fit_graph_mode_with_callbacks"],
          bug="WagmaGlobalSyncCallback syncs at train end only"),
-    dict(id="join-leaver-named-wrong", file="cpp_ops/engine/engine_join.cc",
+    dict(id="join-leaver-named-wrong", file="cpp_ops/engine/core/engine_join.cc",
          edits=[("std::to_string(-last_rank - 1)", "std::to_string(-last_rank)")],
          tests=["tests/test_faults.py::test_a_rank_leaving_while_the_others_join_fails_"
                 "their_join_naming_it -k torch"],
          bug="a rank leaving without join() while others join: the error names the "
              "next rank"),
-    dict(id="probes-start-late", file="cpp_ops/engine/engine_settings.cc",
+    dict(id="probes-start-late", file="cpp_ops/engine/core/engine_settings.cc",
          edits=[("s.probe_after_s = std::max(s.report_after_s, shortest / 3);",
                  "s.probe_after_s = std::max(s.report_after_s, shortest / 2);")],
          tests=[],
@@ -413,61 +413,61 @@ MUTANTS = [
          tests=[SAMPLER + "::test_keras_balanced_sequence_keeps_the_floor_for_a_rank_"
                 "measured_very_slow"],
          bug="Keras's BalancedSequence drops min_share"),
-    dict(id="step-clock-mean", file="horovod_wagma/common/step_clock.py",
+    dict(id="step-clock-mean", file="horovod_wagma/common/optimizer/step_clock.py",
          edits=[("return statistics.median(self._cycles)", "return statistics.mean(self._cycles)")],
          tests=[SAMPLER + "::test_step_clock_median_ignores_an_evaluation_or_checkpoint_step"],
          bug="the step clock takes the mean: one evaluation or checkpoint step skews the "
              "epoch's shares"),
-    dict(id="hold-report-wrong-peer", file="cpp_ops/engine/hold_report.cc",
+    dict(id="hold-report-wrong-peer", file="cpp_ops/engine/health/hold_report.cc",
          edits=[("           std::to_string(m.peer);", "           std::to_string(m.peer + 1);")],
          tests=["tests/test_faults.py::test_a_held_call_is_reported_with_what_it_waits_on"],
          bug="the hold report names the wrong rank as the one a round waits on"),
-    dict(id="hold-report-late", file="cpp_ops/engine/engine_faults.cc",
+    dict(id="hold-report-late", file="cpp_ops/engine/core/engine_faults.cc",
          edits=[("in_round > cfg.hold_report_s &&", "in_round > 3 * cfg.hold_report_s &&")],
          tests=["tests/test_faults.py::test_a_held_call_is_reported_with_what_it_waits_on"],
          bug="the hold report waits three times WAGMA_HOLD_REPORT_S: a held call is not "
              "reported"),
-    dict(id="schedstat-verdict-swapped", file="cpp_ops/engine/thread_schedstat.cc",
+    dict(id="schedstat-verdict-swapped", file="cpp_ops/engine/health/thread_schedstat.cc",
          edits=[("  } else if (queued >= slept) {", "  } else if (queued < slept) {")],
          tests=["tests/test_faults.py::test_a_held_call_is_reported_with_what_it_waits_on"],
          bug="a loop pause calls a starved thread asleep and a sleeping one starved: the "
              "hold's self-report points at the wrong cause (thread_schedstat_test.cc "
              "catches it too)"),
-    dict(id="hold-query-no-join", file="cpp_ops/engine/round_policy.cc",
+    dict(id="hold-query-no-join", file="cpp_ops/engine/rounds/round_policy.cc",
          edits=[("return self_joined && !round_joined && !activation_held && !failed;",
                  "return false && self_joined && !round_joined && !activation_held && !failed;")],
          tests=["tests/test_faults.py::test_a_joined_rank_serves_a_round_whose_activations_were_lost"],
          bug="a joined rank ignores the hold queries of a round it has no activation for: "
              "a lost activation holds the blocking round until the stall timeout"),
-    dict(id="hold-query-join-not-started", file="cpp_ops/engine/engine_faults.cc",
+    dict(id="hold-query-join-not-started", file="cpp_ops/engine/core/engine_faults.cc",
          edits=[("    s->activations.insert(round);  // joined by JoinActivatedRounds, as any activation\n",
                  "")],
          tests=["tests/test_faults.py::test_a_joined_rank_serves_a_round_whose_activations_were_lost"],
          bug="a joined rank says it joins a round on a hold query but never does: the "
              "blocking round waits until the stall timeout"),
-    dict(id="hold-view-no-join-state", file="cpp_ops/engine/hold_report.cc",
+    dict(id="hold-view-no-join-state", file="cpp_ops/engine/health/hold_report.cc",
          edits=[('(j.self_joined ? "called" : "not called")',
                  '(j.self_joined ? "not called" : "not called")')],
          tests=["tests/test_faults.py::test_a_joined_rank_serves_a_round_whose_activations_were_lost"],
          bug="the hold report says join() was not called on a rank that called it"),
     # --- the documented surface (tests/test_api_surface.py, engine settings, reduction choice)
     dict(id='top-level-imports-torch', file='horovod_wagma/__init__.py', edits=[('__version__ = "0.1.0"', 'import torch  # noqa: F401\n__version__ = "0.1.0"')], tests=[S + "::test_top_level_imports_no_framework"], bug='importing horovod_wagma loads PyTorch'),
-    dict(id='init-default-sync-period', file='horovod_wagma/common/basics.py', edits=[('def init(self, comm=None, process_sets=None, group_size=None, sync_period=10,', 'def init(self, comm=None, process_sets=None, group_size=None, sync_period=8,')], tests=[S + "::test_init_defaults"], bug="init()'s default sync_period is 8, not 10"),
-    dict(id='init-default-averaging', file='horovod_wagma/common/config.py', edits=[('    averaging: str = "fresh"\n', '    averaging: str = "paper"\n')], tests=[S + "::test_init_defaults"], bug="WagmaConfig's default averaging rule is 'paper', not 'fresh'"),
-    dict(id='max-staleness-none-is-zero', file='horovod_wagma/common/config.py', edits=[('return self.sync_period if self.max_staleness is None else self.max_staleness', 'return 0 if self.max_staleness is None else self.max_staleness')], tests=[S + "::test_init_defaults"], bug='max_staleness=None means 0 rounds instead of sync_period'),
-    dict(id='comm-any-object', file='horovod_wagma/common/basics.py', edits=[('if not isinstance(comm, MPI.Comm) or comm.Compare(MPI.COMM_WORLD) == MPI.UNEQUAL:', 'if isinstance(comm, MPI.Comm) and comm.Compare(MPI.COMM_WORLD) == MPI.UNEQUAL:')], tests=[S + "::test_comm_must_be_none_or_comm_world"], bug='init(comm=<not a communicator>) is accepted'),
+    dict(id='init-default-sync-period', file='horovod_wagma/common/op/basics.py', edits=[('def init(self, comm=None, process_sets=None, group_size=None, sync_period=10,', 'def init(self, comm=None, process_sets=None, group_size=None, sync_period=8,')], tests=[S + "::test_init_defaults"], bug="init()'s default sync_period is 8, not 10"),
+    dict(id='init-default-averaging', file='horovod_wagma/common/op/config.py', edits=[('    averaging: str = "fresh"\n', '    averaging: str = "paper"\n')], tests=[S + "::test_init_defaults"], bug="WagmaConfig's default averaging rule is 'paper', not 'fresh'"),
+    dict(id='max-staleness-none-is-zero', file='horovod_wagma/common/op/config.py', edits=[('return self.sync_period if self.max_staleness is None else self.max_staleness', 'return 0 if self.max_staleness is None else self.max_staleness')], tests=[S + "::test_init_defaults"], bug='max_staleness=None means 0 rounds instead of sync_period'),
+    dict(id='comm-any-object', file='horovod_wagma/common/op/basics.py', edits=[('if not isinstance(comm, MPI.Comm) or comm.Compare(MPI.COMM_WORLD) == MPI.UNEQUAL:', 'if isinstance(comm, MPI.Comm) and comm.Compare(MPI.COMM_WORLD) == MPI.UNEQUAL:')], tests=[S + "::test_comm_must_be_none_or_comm_world"], bug='init(comm=<not a communicator>) is accepted'),
     dict(id='synchronize-horovod-handle-to-wagma', file='horovod_wagma/torch/__init__.py', edits=[('    """Synchronizes a WAGMA handle or a Horovod handle."""\n    if isinstance(handle, GroupAllreduceHandle):', '    """Synchronizes a WAGMA handle or a Horovod handle."""\n    if True:')], tests=[S + "::test_synchronize_and_poll_take_horovod_handles"], bug='torch synchronize() treats a Horovod handle as a WAGMA one'),
     dict(id='poll-horovod-handle-to-wagma', file='horovod_wagma/torch/__init__.py', edits=[('    """Polls a WAGMA handle or a Horovod handle."""\n    if isinstance(handle, GroupAllreduceHandle):', '    """Polls a WAGMA handle or a Horovod handle."""\n    if True:')], tests=[S + "::test_synchronize_and_poll_take_horovod_handles"], bug='torch poll() treats a Horovod handle as a WAGMA one'),
-    dict(id='compression-unchecked', file='horovod_wagma/common/horovod_arguments.py', edits=[('if compression not in (hvd.Compression.none, hvd.Compression.fp16):', 'if False:')], tests=[S + "::test_compression_other_than_none_or_fp16_is_a_value_error", S + "::test_keras_compression_other_than_none_or_fp16_is_a_value_error"], bug='a compressor other than none/fp16 is accepted (and sent uncompressed)'),
+    dict(id='compression-unchecked', file='horovod_wagma/common/optimizer/horovod_arguments.py', edits=[('if compression not in (hvd.Compression.none, hvd.Compression.fp16):', 'if False:')], tests=[S + "::test_compression_other_than_none_or_fp16_is_a_value_error", S + "::test_keras_compression_other_than_none_or_fp16_is_a_value_error"], bug='a compressor other than none/fp16 is accepted (and sent uncompressed)'),
     dict(id='set-passes-unchecked', file='horovod_wagma/torch/optimizer.py', edits=[('        check_backward_passes(passes)\n        self.backward_passes_per_step = passes', '        self.backward_passes_per_step = passes')], tests=[S + "::test_set_backward_passes_per_step"], bug='set_backward_passes_per_step(0) is accepted'),
     dict(id='lbbsp-drop-last-pads', file='horovod_wagma/torch/balanced_batch_sampler.py', edits=[('self.steps = n // self.global_batch if drop_last else math.ceil(n / self.global_batch)', 'self.steps = math.ceil(n / self.global_batch)')], tests=[S + "::test_batch_sampler_drop_last_cuts_to_whole_global_batches"], bug='BalancedBatchSampler(drop_last=True) pads the last global batch with repeats'),
-    dict(id='schedule-round-up-only', file='cpp_ops/engine/group_schedule.cc', edits=[('for (bool round_up : {true, false}) {', 'for (bool round_up : {true}) {')], tests=[S + "::test_schedule_has_the_fewest_phases_for_283_of_441_pairs"], bug='the strided construction tries rounded-up blocks only: 137, not 283, (P, S) pairs reach ceil(log_S P) phases'),
+    dict(id='schedule-round-up-only', file='cpp_ops/engine/rounds/group_schedule.cc', edits=[('for (bool round_up : {true, false}) {', 'for (bool round_up : {true}) {')], tests=[S + "::test_schedule_has_the_fewest_phases_for_283_of_441_pairs"], bug='the strided construction tries rounded-up blocks only: 137, not 283, (P, S) pairs reach ceil(log_S P) phases'),
     dict(id='tf-reexports-some', file='horovod_wagma/tensorflow/__init__.py', edits=[('from horovod.tensorflow import *  # noqa: F401,F403  (re-export: a drop-in superset)', 'from horovod.tensorflow import allreduce, broadcast, rank, size  # noqa: F401')], tests=[S + "::test_tensorflow_and_keras_reexport_all_of_horovods"], bug="horovod_wagma.tensorflow re-exports only a few of Horovod's names"),
     dict(id='keras-reexports-some', file='horovod_wagma/keras/__init__.py', edits=[('from horovod.tensorflow.keras import *  # noqa: E402,F401,F403  (a drop-in superset)', 'from horovod.tensorflow.keras import DistributedOptimizer, rank, size  # noqa: E402,F401')], tests=[S + "::test_tensorflow_and_keras_reexport_all_of_horovods"], bug="horovod_wagma.keras re-exports only a few of Horovod's names"),
     dict(id='keras-callbacks-reexport-one', file='horovod_wagma/keras/callbacks.py', edits=[('from horovod.tensorflow.keras.callbacks import *  # noqa: F401,F403', 'from horovod.tensorflow.keras.callbacks import BroadcastGlobalVariablesCallback  # noqa: F401')], tests=[S + "::test_keras_callbacks_reexport_all_of_horovods"], bug="horovod_wagma.keras.callbacks lacks Horovod's other callbacks"),
     dict(id='tf-async-in-function', file='horovod_wagma/tensorflow/ops.py', edits=[('    if not tf.executing_eagerly():\n        raise WagmaError("group_allreduce_async works', '    if False:\n        raise WagmaError("group_allreduce_async works')], tests=[S + "::test_tf_group_allreduce_async_inside_tf_function_is_a_wagma_error"], bug='group_allreduce_async inside tf.function is not refused'),
     dict(id='keras-stream-prefix', file='horovod_wagma/keras/optimizer.py', edits=[('STREAM_PREFIX = "wagma.keras_optimizer"', 'STREAM_PREFIX = "wagma.optimizer"')], tests=[S + "::test_keras_stream_prefix_and_name"], bug="Keras optimizers' streams share the PyTorch prefix"),
-    dict(id='stream-name-ignored', file='horovod_wagma/common/stream_names.py', edits=[('self.name = name or f"{prefix}{next(_counters[prefix])}"', 'self.name = f"{prefix}{next(_counters[prefix])}"')], tests=[S + "::test_keras_stream_prefix_and_name"], bug="an optimizer's name= is ignored"),
+    dict(id='stream-name-ignored', file='horovod_wagma/common/optimizer/stream_names.py', edits=[('self.name = name or f"{prefix}{next(_counters[prefix])}"', 'self.name = f"{prefix}{next(_counters[prefix])}"')], tests=[S + "::test_keras_stream_prefix_and_name"], bug="an optimizer's name= is ignored"),
     dict(id='keras-sparse-as-dense-sends-fp16', file='horovod_wagma/keras/optimizer.py', edits=[('fp16=compression is Compression.fp16,', 'fp16=compression is Compression.fp16 or sparse_as_dense,')], tests=[S + "::test_keras_gradient_allreduce_arguments_have_no_effect"], bug='Keras sparse_as_dense=True puts fp16 on the wire'),
     dict(id='keras-passes-as-sync-period', file='horovod_wagma/keras/optimizer.py', edits=[('knobs = OptimizerKnobs.from_arguments(locals(), "Keras", STATE_MODES)', 'knobs = OptimizerKnobs.from_arguments(dict(locals(), sync_period=sync_period * backward_passes_per_step), "Keras", STATE_MODES)')], tests=[S + "::test_keras_gradient_allreduce_arguments_have_no_effect"], bug='Keras backward_passes_per_step stretches the sync period'),
     dict(id='keras-served-round-reported', file='horovod_wagma/keras/optimizer.py', edits=[('return self._wagma["core"].status(self._wagma["round"].numpy(), None)', 'return self._wagma["core"].status(self._wagma["round"].numpy(), self._wagma["round"].numpy() - 1)')], tests=[S + "::test_keras_wagma_status_served_round_is_none"], bug='Keras wagma_status() claims a served round it cannot know'),
@@ -476,34 +476,34 @@ MUTANTS = [
     dict(id='momentum-correction-never', file='horovod_wagma/keras/callbacks.py', edits=[('if self.momentum_correction and not isinstance(momentum, tf.Variable):', 'if self.momentum_correction:')], tests=[S + "::test_keras_momentum_correction_skipped_for_a_python_float_momentum"], bug='momentum correction is skipped for momentum variables too'),
     dict(id='sequence-lists-as-one-array', file='horovod_wagma/keras/balanced_sequence.py', edits=[('    if isinstance(arrays, (list, tuple)):\n        return type(arrays)(np.asarray(a)[idx] for a in arrays)\n', '')], tests=[S + "::test_balanced_sequence_over_lists_of_arrays_or_unlabelled"], bug='BalancedSequence slices a list of arrays as one stacked array'),
     dict(id='sequence-unlabelled-yields-pairs', file='horovod_wagma/keras/balanced_sequence.py', edits=[('        if self.y is None:\n            return _take(self.x, idx)\n', '')], tests=[S + "::test_balanced_sequence_over_lists_of_arrays_or_unlabelled"], bug='BalancedSequence(x, None) fails to serve batches'),
-    dict(id='shutdown-timeout-default', file='cpp_ops/engine/engine_settings.cc', edits=[('EnvDouble("HOROVOD_WAGMA_SHUTDOWN_TIMEOUT", 30.0)', 'EnvDouble("HOROVOD_WAGMA_SHUTDOWN_TIMEOUT", 60.0)')], tests=[], bug="the engine's shutdown waits 60 s by default (caught by engine_settings_test)"),
-    dict(id='idle-sleep-default', file='cpp_ops/engine/engine_settings.cc', edits=[('EnvDouble("HOROVOD_WAGMA_IDLE_SLEEP_US", 1000)', 'EnvDouble("HOROVOD_WAGMA_IDLE_SLEEP_US", 4000)')], tests=[], bug='an idle engine sleeps up to 4 ms by default (caught by engine_settings_test)'),
-    dict(id='idle-sleep-uncapped', file='cpp_ops/engine/progress_pacer.cc', edits=[('const int64_t cap_us = busy ? 200 : idle_cap;', 'const int64_t cap_us = busy ? 200 : 4 * idle_cap;')], tests=[], bug='the idle sleep runs past HOROVOD_WAGMA_IDLE_SLEEP_US (caught by engine_settings_test)'),
-    dict(id='stall-warning-default', file='cpp_ops/engine/stall_inspector.h', edits=[('double warning_s = 60.0;', 'double warning_s = 30.0;')], tests=[], bug='the stall warning comes after 30 s by default (caught by engine_settings_test)'),
-    dict(id='stall-timeout-on', file='cpp_ops/engine/stall_inspector.h', edits=[('double timeout_s = 0.0;', 'double timeout_s = 300.0;')], tests=[], bug='waiting ranks raise after 300 s by default (caught by engine_settings_test)'),
-    dict(id='hold-report-default', file='cpp_ops/engine/stall_inspector.h', edits=[('double hold_report_s = 10.0;', 'double hold_report_s = 5.0;')], tests=[], bug='the hold report after 5 s by default (caught by engine_settings_test)'),
-    dict(id='loss-settle-default', file='cpp_ops/engine/engine_settings.h', edits=[('double loss_settle_ms = 1500.0;', 'double loss_settle_ms = 1000.0;')], tests=[], bug='the membership verdict settles 1 s, not 1.5 s (caught by engine_settings_test)'),
-    dict(id='liveness-default', file='cpp_ops/engine/engine_settings.h', edits=[('double liveness_s = 10.0;', 'double liveness_s = 3.0;')], tests=[], bug='a silent peer is lost after 3 s by default (caught by engine_settings_test)'),
-    dict(id='liveness-env-ignored', file='cpp_ops/engine/engine_settings.cc', edits=[('  s.liveness_s = EnvDouble("HOROVOD_WAGMA_LIVENESS_S", s.liveness_s);\n', '')], tests=[], bug='HOROVOD_WAGMA_LIVENESS_S is not read (caught by engine_settings_test)'),
-    dict(id='small-bytes-boundary', file='cpp_ops/engine/reduction_factory.cc', edits=[('if (args.members.size() == 1 || bytes <= direct_up_to)', 'if (args.members.size() == 1 || bytes < direct_up_to)')], tests=[], bug='a round of exactly HOROVOD_WAGMA_SMALL_BYTES takes two steps (caught by reduction_choice_test)'),
-    dict(id='pairs-use-small-bytes', file='cpp_ops/engine/reduction_factory.cc', edits=[('args.members.size() <= 2 ? std::max(thresholds.small_bytes, thresholds.pair_scatter_bytes)', 'args.members.size() < 2 ? std::max(thresholds.small_bytes, thresholds.pair_scatter_bytes)')], tests=[], bug='groups of two switch to reduce-scatter at 64 KiB, not 8 MiB (caught by reduction_choice_test)'),
-    dict(id='small-bytes-default', file='cpp_ops/engine/group_reduction.h', edits=[('size_t small_bytes = 64 * 1024;', 'size_t small_bytes = 32 * 1024;')], tests=[], bug='rounds above 32 KiB take two steps by default (caught by engine_settings_test and reduction_choice_test)'),
-    dict(id='pair-threshold-env-ignored', file='cpp_ops/engine/engine_settings.cc', edits=[('"HOROVOD_WAGMA_PAIR_SCATTER_BYTES", static_cast<double>(s.thresholds.pair_scatter_bytes)', '"HOROVOD_WAGMA_PAIR_SCATTER_BYTE", static_cast<double>(s.thresholds.pair_scatter_bytes)')], tests=[], bug='HOROVOD_WAGMA_PAIR_SCATTER_BYTES is not read (caught by engine_settings_test and reduction_choice_test)'),
-    dict(id="join-polls-collected-handle", file="horovod_wagma/common/join_both.py",
+    dict(id='shutdown-timeout-default', file='cpp_ops/engine/core/engine_settings.cc', edits=[('EnvDouble("HOROVOD_WAGMA_SHUTDOWN_TIMEOUT", 30.0)', 'EnvDouble("HOROVOD_WAGMA_SHUTDOWN_TIMEOUT", 60.0)')], tests=[], bug="the engine's shutdown waits 60 s by default (caught by engine_settings_test)"),
+    dict(id='idle-sleep-default', file='cpp_ops/engine/core/engine_settings.cc', edits=[('EnvDouble("HOROVOD_WAGMA_IDLE_SLEEP_US", 1000)', 'EnvDouble("HOROVOD_WAGMA_IDLE_SLEEP_US", 4000)')], tests=[], bug='an idle engine sleeps up to 4 ms by default (caught by engine_settings_test)'),
+    dict(id='idle-sleep-uncapped', file='cpp_ops/engine/core/progress_pacer.cc', edits=[('const int64_t cap_us = busy ? 200 : idle_cap;', 'const int64_t cap_us = busy ? 200 : 4 * idle_cap;')], tests=[], bug='the idle sleep runs past HOROVOD_WAGMA_IDLE_SLEEP_US (caught by engine_settings_test)'),
+    dict(id='stall-warning-default', file='cpp_ops/engine/health/stall_inspector.h', edits=[('double warning_s = 60.0;', 'double warning_s = 30.0;')], tests=[], bug='the stall warning comes after 30 s by default (caught by engine_settings_test)'),
+    dict(id='stall-timeout-on', file='cpp_ops/engine/health/stall_inspector.h', edits=[('double timeout_s = 0.0;', 'double timeout_s = 300.0;')], tests=[], bug='waiting ranks raise after 300 s by default (caught by engine_settings_test)'),
+    dict(id='hold-report-default', file='cpp_ops/engine/health/stall_inspector.h', edits=[('double hold_report_s = 10.0;', 'double hold_report_s = 5.0;')], tests=[], bug='the hold report after 5 s by default (caught by engine_settings_test)'),
+    dict(id='loss-settle-default', file='cpp_ops/engine/core/engine_settings.h', edits=[('double loss_settle_ms = 1500.0;', 'double loss_settle_ms = 1000.0;')], tests=[], bug='the membership verdict settles 1 s, not 1.5 s (caught by engine_settings_test)'),
+    dict(id='liveness-default', file='cpp_ops/engine/core/engine_settings.h', edits=[('double liveness_s = 10.0;', 'double liveness_s = 3.0;')], tests=[], bug='a silent peer is lost after 3 s by default (caught by engine_settings_test)'),
+    dict(id='liveness-env-ignored', file='cpp_ops/engine/core/engine_settings.cc', edits=[('  s.liveness_s = EnvDouble("HOROVOD_WAGMA_LIVENESS_S", s.liveness_s);\n', '')], tests=[], bug='HOROVOD_WAGMA_LIVENESS_S is not read (caught by engine_settings_test)'),
+    dict(id='small-bytes-boundary', file='cpp_ops/engine/reduce/reduction_factory.cc', edits=[('if (args.members.size() == 1 || bytes <= direct_up_to)', 'if (args.members.size() == 1 || bytes < direct_up_to)')], tests=[], bug='a round of exactly HOROVOD_WAGMA_SMALL_BYTES takes two steps (caught by reduction_choice_test)'),
+    dict(id='pairs-use-small-bytes', file='cpp_ops/engine/reduce/reduction_factory.cc', edits=[('args.members.size() <= 2 ? std::max(thresholds.small_bytes, thresholds.pair_scatter_bytes)', 'args.members.size() < 2 ? std::max(thresholds.small_bytes, thresholds.pair_scatter_bytes)')], tests=[], bug='groups of two switch to reduce-scatter at 64 KiB, not 8 MiB (caught by reduction_choice_test)'),
+    dict(id='small-bytes-default', file='cpp_ops/engine/reduce/group_reduction.h', edits=[('size_t small_bytes = 64 * 1024;', 'size_t small_bytes = 32 * 1024;')], tests=[], bug='rounds above 32 KiB take two steps by default (caught by engine_settings_test and reduction_choice_test)'),
+    dict(id='pair-threshold-env-ignored', file='cpp_ops/engine/core/engine_settings.cc', edits=[('"HOROVOD_WAGMA_PAIR_SCATTER_BYTES", static_cast<double>(s.thresholds.pair_scatter_bytes)', '"HOROVOD_WAGMA_PAIR_SCATTER_BYTE", static_cast<double>(s.thresholds.pair_scatter_bytes)')], tests=[], bug='HOROVOD_WAGMA_PAIR_SCATTER_BYTES is not read (caught by engine_settings_test and reduction_choice_test)'),
+    dict(id="join-polls-collected-handle", file="horovod_wagma/common/elastic/join_both.py",
          edits=[("        if not horovod_done and done():", "        if done():")],
          tests=["tests/test_join_both.py"],
          bug="join() polls Horovod's join handle after collecting it: ValueError when "
              "Horovod's join ends before the engine's (seen in the hold soak)"),
     # --- claims.md's rows that had no test (2026-12-02) ----------------------------------
-    dict(id="user-listed-group-registered-again", file="horovod_wagma/common/basics.py",
+    dict(id="user-listed-group-registered-again", file="horovod_wagma/common/op/basics.py",
          edits=[("        registered = set(by_ranks)\n", "        registered = set()\n")],
          tests=["tests/test_api.py::test_api_behaviour"],
          bug="init() registers a group the user already listed in process_sets a second "
              "time (api.md: \"not a second time\")"),
-    dict(id="gloo-registers-group-sets", file="horovod_wagma/common/basics.py",
-         edits=[("7 -> 22 ms). group_process_set() needs dynamic process sets there.\n"
+    dict(id="gloo-registers-group-sets", file="horovod_wagma/common/op/basics.py",
+         edits=[("# group_process_set() needs dynamic process sets there.\n"
                  "                hvd.init(process_sets=\"dynamic\" if dynamic else user_sets)",
-                 "7 -> 22 ms). group_process_set() needs dynamic process sets there.\n"
+                 "# group_process_set() needs dynamic process sets there.\n"
                  "                hvd.init(process_sets=\"dynamic\")\n"
                  "                dynamic = True")],
          tests=["tests/test_api.py::test_gloo_init_registers_no_group_process_sets"],
@@ -537,20 +537,20 @@ MUTANTS = [
          tests=[KERAS + "::test_module_join_serves_rounds_and_returns_the_last_rank"],
          bug="horovod_wagma.keras.join is Horovod's: a joined rank's engine serves aged "
              "values, not its final model"),
-    dict(id="join-skips-horovods-join", file="horovod_wagma/common/join_both.py",
+    dict(id="join-skips-horovods-join", file="horovod_wagma/common/elastic/join_both.py",
          edits=[("    done, result = horovod_join_async()\n",
                  "    done, result = (lambda: True), (lambda: None)\n")],
          tests=["tests/test_uneven.py::test_horovod_collectives_are_served_during_join"],
          bug="torch join() joins the engine only: the others' Horovod collectives hang "
              "while a rank sits in join()"),
-    dict(id="no-registration-stall-warning", file="cpp_ops/engine/engine_faults.cc",
+    dict(id="no-registration-stall-warning", file="cpp_ops/engine/core/engine_faults.cc",
          edits=[("    if (!stalls_->RegistrationWarningDue(p.key, p.waited_s, now)) continue;",
                  "    continue;")],
          tests=["tests/test_stall_reports.py::test_a_late_round0_registration_is_reported_"
                 "by_the_registrar"],
          bug="a late round-0 registration is never reported (faults.md: \"inspected the "
              "same way\")"),
-    dict(id="probes-without-a-waiting-call", file="cpp_ops/engine/engine_faults.cc",
+    dict(id="probes-without-a-waiting-call", file="cpp_ops/engine/core/engine_faults.cc",
          edits=[("stalls_->ProbesDue(longest_wait, heartbeat,",
                  "stalls_->ProbesDue(1e9, heartbeat,")],
          tests=["tests/test_stall_reports.py::test_no_liveness_probes_in_a_healthy_run"],
@@ -562,30 +562,30 @@ MUTANTS = [
          tests=["tests/test_stall_reports.py::test_ctrl_c_interrupts_a_wait_for_a_stuck_"
                 "peer_at_once"],
          bug="torch waits in one slice: Ctrl-C waits for the stuck peer"),
-    dict(id="liveness-zero-still-heartbeats", file="cpp_ops/engine/engine_faults.cc",
+    dict(id="liveness-zero-still-heartbeats", file="cpp_ops/engine/core/engine_faults.cc",
          edits=[("const bool heartbeat = settings_.elastic && settings_.liveness_s > 0;",
                  "const bool heartbeat = settings_.elastic;")],
          tests=["tests/test_stall_reports.py::test_liveness_zero_counts_only_closed_"
                 "connections"],
          bug="HOROVOD_WAGMA_LIVENESS_S=0 still declares silent peers lost"),
-    dict(id="shutdown-timeout-tripled", file="cpp_ops/engine/engine.cc",
+    dict(id="shutdown-timeout-tripled", file="cpp_ops/engine/core/engine.cc",
          edits=[("  if (elapsed > settings_.shutdown_timeout_s) {",
                  "  if (elapsed > 3 * settings_.shutdown_timeout_s) {")],
          tests=["tests/test_shutdown.py::test_a_shutdown_that_cannot_finish_gives_up_after_"
                 "its_timeout"],
          bug="a shutdown that cannot finish waits 3x HOROVOD_WAGMA_SHUTDOWN_TIMEOUT"),
-    dict(id="global-wait-reported-as-group-wait", file="cpp_ops/engine/engine_metrics.cc",
+    dict(id="global-wait-reported-as-group-wait", file="cpp_ops/engine/observe/engine_metrics.cc",
          edits=[("    (global ? st.global_wait_us : st.group_wait_us) += waited_us;",
                  "    st.group_wait_us += waited_us;")],
          tests=["tests/test_observability.py::test_stats_count_a_known_straggler"],
          bug="a wait in a global round counts as group_wait_s"),
-    dict(id="round-time-counted-as-wait", file="cpp_ops/engine/engine_metrics.cc",
+    dict(id="round-time-counted-as-wait", file="cpp_ops/engine/observe/engine_metrics.cc",
          edits=[("    if (has_callback) (global ? st.global_wait_us : st.group_wait_us) += call_us;",
                  "    (global ? st.global_wait_us : st.group_wait_us) += call_us;")],
          tests=["tests/test_observability.py::test_stats_count_a_known_straggler"],
          bug="the time from a call to its completion counts as waiting even where the app "
              "computed meanwhile (an async call synchronized later)"),
-    dict(id="global-wait-counted-twice", file="cpp_ops/engine/engine_metrics.cc",
+    dict(id="global-wait-counted-twice", file="cpp_ops/engine/observe/engine_metrics.cc",
          edits=[("    (global ? st.global_wait_us : st.group_wait_us) += waited_us;",
                  "    st.group_wait_us += waited_us;\n    if (global) st.global_wait_us += waited_us;")],
          tests=["tests/test_observability.py::test_stats_count_a_known_straggler"],
@@ -596,32 +596,32 @@ MUTANTS = [
          tests=[GLOBAL_ROUNDS + "::test_a_k_times_slower_rank_enters_about_every_kth_round"],
          bug="a lagging app skips at most one served round per call: a 4x slower rank "
              "enters every other round and falls behind (semantics.md: every k-th)"),
-    dict(id="re-formed-job-not-judged", file="horovod_wagma/common/membership.py",
+    dict(id="re-formed-job-not-judged", file="horovod_wagma/common/elastic/membership.py",
          edits=[("        if previous_gen > 0 and not engine_lib.may_go_on(len(previous), lost):",
                  "        if False:")],
          tests=["tests/test_membership.py"],
          bug="a job Horovod re-forms with a minority of the previous member set trains on "
              "(faults.md: the majority rule is checked again)"),
     dict(id="re-formed-job-judged-against-oldest-replica",
-         file="horovod_wagma/common/membership.py",
+         file="horovod_wagma/common/elastic/membership.py",
          edits=[('        previous_gen = max(i["replica"] for i in infos)',
                  '        previous_gen = min(i["replica"] for i in infos if i["replica"]) '
                  'if any(i["replica"] for i in infos) else 0')],
          tests=["tests/test_membership.py"],
          bug="the rule counts against an older member set than the newest replica"),
-    dict(id="early-activations-keep-only-the-first", file="cpp_ops/engine/stream_table.cc",
+    dict(id="early-activations-keep-only-the-first", file="cpp_ops/engine/core/stream_table.cc",
          edits=[("  early.push_back(std::move(activation));",
                  "  if (early.empty()) early.push_back(std::move(activation));")],
          tests=[],
          bug="of the activations that came before a stream's id, only the first is "
              "replayed (semantics.md: never dropped; caught by stream_table_test)"),
-    dict(id="caller-never-progresses", file="cpp_ops/engine/engine.cc",
+    dict(id="caller-never-progresses", file="cpp_ops/engine/core/engine.cc",
          edits=[("  int64_t spin_us = pacer_.settings().caller_progress_us;",
                  "  int64_t spin_us = 0;")],
          tests=["tests/test_gossip.py::test_caller_progress_drives_the_engine_from_the_"
                 "waiting_thread"],
          bug="HOROVOD_WAGMA_CALLER_PROGRESS_US is ignored"),
-    dict(id="caller-progress-on-by-default", file="cpp_ops/engine/engine_settings.cc",
+    dict(id="caller-progress-on-by-default", file="cpp_ops/engine/core/engine_settings.cc",
          edits=[('EnvDouble("HOROVOD_WAGMA_CALLER_PROGRESS_US", 0)',
                  'EnvDouble("HOROVOD_WAGMA_CALLER_PROGRESS_US", 2000000)')],
          tests=["tests/test_gossip.py::test_caller_progress_drives_the_engine_from_the_"

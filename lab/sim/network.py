@@ -25,7 +25,7 @@ sends its first E bytes, waits for the receiver's acknowledgement and then sends
 rest: a step of such messages takes 3 one-way latencies instead of 1, the bytes past
 the first E leaving after the round trip (the bucket refills meanwhile). The WAGMA
 engine cuts cross-host messages up to 4 MiB into fragments under E (MessageCut,
-cpp_ops/engine/message_cut.h), so its rounds pay no rendezvous below that; gloo (local
+cpp_ops/engine/reduce/message_cut.h), so its rounds pay no rendezvous below that; gloo (local
 SGD) has its own TCP transport, with its own handshake (ring allreduce below).
 
 * Horovod's allreduce (HOROVOD_CPU_OPERATIONS=MPI: MPI_Allreduce, a commutative sum):
@@ -88,10 +88,10 @@ from typing import List, Optional
 from .common import CalibrationError, interp_bytes
 
 HOROVOD_CYCLE_S = 1e-3          # Horovod >= 0.21's default HOROVOD_CYCLE_TIME
-SMALL_BYTES = 64 * 1024         # cpp_ops/engine/group_reduction.h ReductionThresholds
+SMALL_BYTES = 64 * 1024         # cpp_ops/engine/reduce/group_reduction.h ReductionThresholds
 PAIR_SCATTER_BYTES = 8 << 20
 OMPI_TCP_EAGER_BYTES = 64 * 1024  # btl_tcp_eager_limit default (btl_tcp_component.c)
-FRAGMENT_UP_TO_BYTES = 4 << 20  # cpp_ops/engine/message_cut.h: larger messages not cut
+FRAGMENT_UP_TO_BYTES = 4 << 20  # cpp_ops/engine/reduce/message_cut.h: larger messages not cut
 COORDINATION_BYTES = 8          # Horovod's cache bit vector: one long long
 def tbf_burst_bytes():
     """The token bucket of the emulated links, bytes per link direction: the constant

@@ -18,7 +18,7 @@ from common import emit
 from world import world
 
 import horovod_wagma.torch as hvd
-from horovod_wagma.common import engine_lib
+from horovod_wagma.common.op import engine_lib
 
 LATE_S = 1.5
 

@@ -47,7 +47,7 @@ import horovod.torch as hvd_plain  # the collectives come from Horovod itself
 from common import emit
 
 import horovod_wagma.torch as hvd
-from horovod_wagma.common import engine_lib
+from horovod_wagma.common.op import engine_lib
 from horovod_wagma.torch import DistributedWagmaOptimizer
 
 BASE_S, DELAY_S, SLOW_FACTOR, HELD_S, TAU = 0.002, 0.02, 3.0, 1.5, 5

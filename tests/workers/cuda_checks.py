@@ -23,7 +23,7 @@ from common import emit, initial_value
 from reference import average_round, gossip_trajectory
 
 import horovod_wagma.torch as hvd
-from horovod_wagma.common import engine_lib
+from horovod_wagma.common.op import engine_lib
 
 DEV = torch.device("cuda", 0)
 DTYPES = {"float64": torch.float64, "float32": torch.float32,

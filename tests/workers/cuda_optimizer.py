@@ -23,7 +23,7 @@ from small_models import Net
 
 import horovod.torch as hvd
 import horovod_wagma.torch as wagma
-from horovod_wagma.common.rounds import is_global_round
+from horovod_wagma.common.optimizer.rounds import is_global_round
 from horovod_wagma.torch import DistributedWagmaOptimizer
 
 DEV = torch.device("cuda", 0)

@@ -32,7 +32,7 @@ if HOROVOD_ONLY:
     WagmaState = hvd_elastic.TorchState
 else:
     import horovod_wagma.torch as wagma  # noqa: E402
-    from horovod_wagma.common import membership  # noqa: E402
+    from horovod_wagma.common.elastic import membership  # noqa: E402
     from horovod_wagma.torch.elastic import WagmaState  # noqa: E402
 from elastic_log import fault_here, log, logged_state, timed  # noqa: E402
 

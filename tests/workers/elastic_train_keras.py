@@ -16,7 +16,7 @@ import horovod.tensorflow.elastic as hvd_tf_elastic  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from horovod_wagma.common import membership  # noqa: E402
+from horovod_wagma.common.elastic import membership  # noqa: E402
 from elastic_log import log, logged_state, timed  # noqa: E402
 
 TOTAL = int(sys.argv[1])

@@ -55,7 +55,7 @@ SUPPORTED = ("float32", "float64", "float16", "bfloat16")
 ENGINE_ERRORS = ("WagmaError", "AbortedError", "FailedPreconditionError",
                  "InvalidArgumentError")
 # Error messages travel through fixed 2048-byte buffers (cpp_ops/torch/torch_ops.cc
-# kErrLen, horovod_wagma/common/engine_lib.py _ERR_LEN). Names longer than this many
+# kErrLen, horovod_wagma/common/op/engine_lib.py _ERR_LEN). Names longer than this many
 # UTF-8 bytes run into the engine bug documented in tests/test_fuzz.py.
 LONG_NAME_BYTES = 600
 

@@ -19,7 +19,7 @@ import time
 import frameworks as fw
 from common import run_scenarios
 
-from horovod_wagma.common import engine_lib
+from horovod_wagma.common.op import engine_lib
 
 hvd = fw.hvd
 hvd.init()

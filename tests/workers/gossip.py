@@ -17,7 +17,7 @@ from common import emit, initial_value
 from world import world
 from reference import gossip_trajectory
 
-from horovod_wagma.common import engine_lib
+from horovod_wagma.common.op import engine_lib
 
 hvd = fw.hvd
 DTYPES = ["float64", "float32", "float16", "bfloat16"]

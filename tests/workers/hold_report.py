@@ -1,4 +1,4 @@
-"""The engine's hold report (cpp_ops/engine/hold_report.h), with WAGMA_HOLD_REPORT_S=1:
+"""The engine's hold report (cpp_ops/engine/health/hold_report.h), with WAGMA_HOLD_REPORT_S=1:
 
 - round 2 of stream 'held' (group rounds that wait for every member,
   wait_avoiding=False): rank 1's app comes 2.5 s late, so rank 0's call waits there
@@ -17,7 +17,7 @@ import torch
 from common import emit
 
 import horovod_wagma.torch as hvd
-from horovod_wagma.common import engine_lib
+from horovod_wagma.common.op import engine_lib
 
 hvd.init(group_size=2, sync_period=100)
 rank = hvd.rank()

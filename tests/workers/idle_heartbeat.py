@@ -6,7 +6,7 @@ import time
 
 import horovod.torch as hvd
 import horovod_wagma.torch as wagma
-from horovod_wagma.common import engine_lib
+from horovod_wagma.common.op import engine_lib
 
 from common import emit
 

@@ -78,11 +78,11 @@ class EngineWaitPerEpoch(tf.keras.callbacks.Callback):
         self.wait_s = []
 
     def on_epoch_begin(self, epoch, logs=None):
-        from horovod_wagma.common import engine_lib
+        from horovod_wagma.common.op import engine_lib
         self._start = engine_lib.stats()["call_wait_us"]
 
     def on_epoch_end(self, epoch, logs=None):
-        from horovod_wagma.common import engine_lib
+        from horovod_wagma.common.op import engine_lib
         self.wait_s.append((engine_lib.stats()["call_wait_us"] - self._start) / 1e6)
 
 
@@ -99,7 +99,7 @@ class EngineStaleness(tf.keras.callbacks.Callback):
         self.begin, self.end = [], []
 
     def _read(self):
-        from horovod_wagma.common import engine_lib
+        from horovod_wagma.common.op import engine_lib
         now = engine_lib.stats()
         return {k: now[k] for k in self.KEYS}
 
@@ -162,7 +162,7 @@ def fit():
 
 
 def fp16_values():
-    """The fp16 rule in Keras (common/fp16_rule.py), as optimizer_checks.py's fp16_values
+    """The fp16 rule in Keras (common/optimizer/fp16_rule.py), as optimizer_checks.py's fp16_values
     checks it in PyTorch: SGD with lr=0 leaves each step's model as it is, noise moves
     every rank's model before each step, and a reference stream with the optimizer's
     knobs averages the same fp16 values through the op. At a global round the model

@@ -15,7 +15,7 @@ import torch
 from common import emit
 
 import horovod_wagma.torch as hvd
-from horovod_wagma.common import engine_lib
+from horovod_wagma.common.op import engine_lib
 
 hvd.init(group_size=2, sync_period=2)
 rank = hvd.rank()

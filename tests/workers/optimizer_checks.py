@@ -15,8 +15,8 @@ from world import world
 from small_models import Net
 
 import horovod.torch as hvd
-from horovod_wagma.common import engine_lib
-from horovod_wagma.common.rounds import is_global_round
+from horovod_wagma.common.op import engine_lib
+from horovod_wagma.common.optimizer.rounds import is_global_round
 from horovod_wagma.torch import DistributedWagmaOptimizer
 
 if sys.argv[1:] == ["process_set"]:
@@ -165,7 +165,7 @@ def fp16():
 
 
 def fp16_values():
-    """The fp16 rule's values (common/fp16_rule.py), step by step: each step moves every
+    """The fp16 rule's values (common/optimizer/fp16_rule.py), step by step: each step moves every
     rank's model by its own noise (lr=0, so the optimizer's step leaves it as is), then
     the optimizer averages in fp16 on the wire. A reference stream with the same knobs
     averages the same fp16 values through the op: x <- avg16 at a global round, and

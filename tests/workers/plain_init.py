@@ -14,7 +14,7 @@ else:
     plain_hvd.init()
 
 import horovod_wagma.torch as hvd  # noqa: E402  (imported after Horovod on purpose)
-from horovod_wagma.common import engine_lib  # noqa: E402
+from horovod_wagma.common.op import engine_lib  # noqa: E402
 
 rank, size = hvd.rank(), hvd.size()
 out = {"started_before": engine_lib.started()}

@@ -40,7 +40,7 @@ from common import run_scenarios
 from world import world
 
 import horovod_wagma.torch as hvd
-from horovod_wagma.common import engine_lib
+from horovod_wagma.common.op import engine_lib
 
 hvd.init(group_size=2, sync_period=5)
 rank, size = hvd.rank(), hvd.size()

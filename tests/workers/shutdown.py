@@ -18,7 +18,7 @@ import torch
 from common import emit
 
 import horovod_wagma.torch as hvd
-from horovod_wagma.common import engine_lib
+from horovod_wagma.common.op import engine_lib
 
 mode = sys.argv[1] if len(sys.argv) > 1 else "pending"
 if mode == "give_up":

@@ -282,7 +282,7 @@ def callbacks():
     (a recorder before it) and output (one after it)."""
     if TORCH:
         return {}
-    from horovod_wagma.common import engine_lib
+    from horovod_wagma.common.op import engine_lib
     tf.random.set_seed(rank)
     model = tf.keras.Sequential([tf.keras.layers.Input((4,)),
                                  tf.keras.layers.Dense(6, activation="relu"),

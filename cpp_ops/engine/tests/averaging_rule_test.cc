@@ -7,7 +7,7 @@
 #include <string>
 
 #include "check.h"
-#include "../averaging_rule.h"
+#include "rounds/averaging_rule.h"
 
 namespace {
 

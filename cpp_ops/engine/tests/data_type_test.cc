@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "check.h"
-#include "../data_type.h"
+#include "reduce/data_type.h"
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "check.h"
-#include "../engine_metrics.h"
+#include "observe/engine_metrics.h"
 
 namespace {
 

@@ -9,8 +9,8 @@
 #include <cstdlib>
 
 #include "check.h"
-#include "engine_settings.h"
-#include "progress_pacer.h"
+#include "core/engine_settings.h"
+#include "core/progress_pacer.h"
 
 using wagma::EngineSettings;
 using wagma::ProgressPacer;

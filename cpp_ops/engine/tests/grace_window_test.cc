@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "check.h"
-#include "../grace_window.h"
+#include "rounds/grace_window.h"
 
 namespace {
 

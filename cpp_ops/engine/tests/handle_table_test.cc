@@ -7,8 +7,8 @@
 #include <string>
 
 #include "check.h"
-#include "../handle_table.h"
-#include "../timeline.h"
+#include "core/handle_table.h"
+#include "observe/timeline.h"
 
 namespace {
 

@@ -4,7 +4,7 @@
 // registrar's "all joined" overtook a notice within 3-128 joins (3 of 3 runs)
 // (tests/workers/uneven.py, repeated_joins); the stale notice marked the rank joined for
 // good and its published data stood in for its contributions to blocking rounds.
-#include "join_coordinator.h"
+#include "rounds/join_coordinator.h"
 
 #include "check.h"
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "check.h"
-#include "../request_queue.h"
+#include "core/request_queue.h"
 
 namespace {
 

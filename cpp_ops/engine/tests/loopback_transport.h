@@ -26,7 +26,7 @@
 #include <utility>
 #include <vector>
 
-#include "../transport.h"
+#include "transport/transport.h"
 
 namespace wagma {
 namespace loopback {

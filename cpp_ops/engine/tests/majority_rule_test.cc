@@ -4,7 +4,7 @@
 #include <set>
 
 #include "check.h"
-#include "../majority_rule.h"
+#include "health/majority_rule.h"
 
 namespace {
 

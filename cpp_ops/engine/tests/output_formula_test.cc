@@ -8,9 +8,9 @@
 #include <cstdio>
 #include <vector>
 
-#include "../averaging_rule.h"
-#include "../output_formula.h"
-#include "../round_policy.h"
+#include "rounds/averaging_rule.h"
+#include "rounds/output_formula.h"
+#include "rounds/round_policy.h"
 #include "check.h"
 #include "typed_values.h"
 

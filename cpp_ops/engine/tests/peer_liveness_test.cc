@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "check.h"
-#include "../peer_liveness.h"
-#include "../stall_monitor.h"
+#include "health/peer_liveness.h"
+#include "health/stall_monitor.h"
 
 namespace {
 

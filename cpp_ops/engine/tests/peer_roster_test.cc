@@ -8,7 +8,7 @@
 #include <string>
 
 #include "check.h"
-#include "../peer_roster.h"
+#include "transport/peer_roster.h"
 
 namespace {
 

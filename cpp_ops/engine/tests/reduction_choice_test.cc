@@ -11,14 +11,14 @@
 #include <memory>
 #include <vector>
 
-#include "buffer.h"
+#include "reduce/buffer.h"
 #include "check.h"
 #include "loopback_transport.h"
-#include "direct_exchange_reduction.h"
-#include "engine_settings.h"
-#include "group_reduction.h"
-#include "reduction_factory.h"
-#include "scatter_allgather_reduction.h"
+#include "reduce/direct_exchange_reduction.h"
+#include "core/engine_settings.h"
+#include "reduce/group_reduction.h"
+#include "reduce/reduction_factory.h"
+#include "reduce/scatter_allgather_reduction.h"
 
 using namespace wagma;
 

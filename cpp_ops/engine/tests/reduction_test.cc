@@ -14,13 +14,13 @@
 #include <memory>
 #include <vector>
 
-#include "../buffer.h"
-#include "../data_type.h"
-#include "../direct_exchange_reduction.h"
-#include "../group_reduction.h"
-#include "../reduction_factory.h"
-#include "../message_cut.h"
-#include "../scatter_allgather_reduction.h"
+#include "reduce/buffer.h"
+#include "reduce/data_type.h"
+#include "reduce/direct_exchange_reduction.h"
+#include "reduce/group_reduction.h"
+#include "reduce/reduction_factory.h"
+#include "reduce/message_cut.h"
+#include "reduce/scatter_allgather_reduction.h"
 #include "check.h"
 #include "loopback_transport.h"
 #include "typed_values.h"

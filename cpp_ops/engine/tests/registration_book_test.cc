@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "check.h"
-#include "../registration_book.h"
+#include "core/registration_book.h"
 
 namespace {
 

@@ -22,12 +22,12 @@
 #include <vector>
 
 #include "check.h"
-#include "../engine_metrics.h"
-#include "../hold_report.h"
-#include "../peer_roster.h"
-#include "../stall_monitor.h"
-#include "../stream_state.h"
-#include "../thread_schedstat.h"
+#include "observe/engine_metrics.h"
+#include "health/hold_report.h"
+#include "transport/peer_roster.h"
+#include "health/stall_monitor.h"
+#include "core/stream_state.h"
+#include "health/thread_schedstat.h"
 
 using namespace wagma;
 

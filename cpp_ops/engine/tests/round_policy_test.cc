@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "check.h"
-#include "../round_plan.h"
-#include "../round_policy.h"
+#include "rounds/round_plan.h"
+#include "rounds/round_policy.h"
 
 namespace {
 

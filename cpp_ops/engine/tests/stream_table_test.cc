@@ -6,7 +6,7 @@
 #include <string>
 
 #include "check.h"
-#include "stream_table.h"
+#include "core/stream_table.h"
 
 using wagma::Stream;
 using wagma::StreamTable;

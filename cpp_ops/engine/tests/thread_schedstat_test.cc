@@ -8,8 +8,8 @@
 #include <thread>
 
 #include "check.h"
-#include "../stall_monitor.h"
-#include "../thread_schedstat.h"
+#include "health/stall_monitor.h"
+#include "health/thread_schedstat.h"
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "../data_type.h"
+#include "reduce/data_type.h"
 
 namespace wagma {
 namespace typed {

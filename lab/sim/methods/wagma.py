@@ -5,7 +5,7 @@
                 tau warm-up rounds) is global when (r + 1) % tau == 0, a blocking
                 average over all ranks; the other rounds are group rounds in phase
                 k mod L (k = r - 1 - floor(r / tau)) of the product's own group schedule
-                (horovod_wagma.common.schedule.groups). A group round starts when the
+                (horovod_wagma.common.op.schedule.groups). A group round starts when the
                 *first* member calls it (the activator); the others join at once from
                 their engine thread (a stale value), so it completes T_group after
                 the activator's call. A member that calls later gets the result at
@@ -13,7 +13,7 @@
 * ``wagma_wa``  WAGMA with wait-avoiding global rounds (docs/design.md): global
                 rounds too are activated by the first caller and joined passively.
                 A lagging app skips the rounds its engine served while it computed
-                (the engine's TakeAppRound, cpp_ops/engine/engine_rounds.cc): it takes
+                (the engine's TakeAppRound, cpp_ops/engine/core/engine_rounds.cc): it takes
                 the newest of the contiguous run of passively served rounds from its
                 next round on (waiting for it if still in flight), or enters the round
                 after that run when a peer waits for it there. Staleness bound: when a
@@ -29,12 +29,12 @@ from .blocking import Barrier
 
 
 def group_schedule(P, S):
-    """The product's schedule (horovod_wagma.common.schedule.groups, the engine's own);
+    """The product's schedule (horovod_wagma.common.op.schedule.groups, the engine's own);
     without the built engine, the base-S butterfly, which is that schedule only for
     P = S**L (other P: an error saying to build the engine, never a different
     schedule)."""
     try:
-        from horovod_wagma.common.schedule import groups
+        from horovod_wagma.common.op.schedule import groups
         return groups(P, S)
     except ImportError as e:   # engine library not built
         L, span = 0, 1
@@ -89,7 +89,7 @@ class WagmaModel:
         self.n_activated = 0
 
     def is_global(self, rnd):
-        from horovod_wagma.common.rounds import is_global_round
+        from horovod_wagma.common.optimizer.rounds import is_global_round
         return is_global_round(rnd, self.run.tau)
 
     def key(self, rnd, r):
@@ -232,7 +232,7 @@ def group_size_for(P, S=None):
     if S:
         return S
     try:
-        from horovod_wagma.common.schedule import default_group_size
+        from horovod_wagma.common.op.schedule import default_group_size
         return default_group_size(P)
     except ImportError:   # the same rule as the engine's: smallest power of two >= sqrt(P)
         s = 2
