@@ -26,6 +26,7 @@ their mean would act on every rank as a false gradient. Learning from the state'
 result (m'_i - m_i under "local") kept that sum near zero under random delays but not
 after a collective that a persistent straggler reached late (docs/design.md §3).
 """
+import horovod.torch as _hvd
 import torch
 
 from horovod_wagma.common.optimizer import drift_policy
@@ -104,6 +105,33 @@ class DriftCorrection:
             pending.append((owners, flat, sent, ops.group_allreduce_async_(
                 flat, name=core.names.stream("drift", i), **core.drift_stream_knobs())))
         return pending
+
+    def gather(self, params, process_set, name):
+        """Every rank's variates, [{index in ``params``: CPU tensor}] in the process
+        set's rank order: one allgather per dtype, which every rank calls
+        (sync(checkpoint=True)). Ranks of one model have variates for the same
+        parameters, so the flat buffers have the same length everywhere."""
+        index = {p: i for i, p in enumerate(params)}
+        by_dtype = {}
+        for p, c in sorted(self._c.items(), key=lambda pc: index[pc[0]]):
+            by_dtype.setdefault(c.dtype, []).append((index[p], c))
+        ranks = None
+        for dtype, items in sorted(by_dtype.items(), key=lambda d: str(d[0])):
+            flat = torch.cat([c.reshape(-1) for _, c in items]).unsqueeze(0)
+            rows = _hvd.allgather(flat, name=f"{name}.{str(dtype)[6:]}",
+                                  process_set=process_set).cpu()
+            ranks = ranks or [{} for _ in range(rows.shape[0])]
+            for row, out in zip(rows, ranks):
+                offset = 0
+                for i, c in items:
+                    out[i] = row[offset:offset + c.numel()].view(c.shape).clone()
+                    offset += c.numel()
+        return ranks or []
+
+    def restore(self, params, variates):
+        """This rank's variates from a checkpoint ({index in ``params``: tensor}); an
+        empty dict starts them from zero again (create_variates)."""
+        self._c = {params[i]: t.to(params[i].device).clone() for i, t in variates.items()}
 
     @torch.no_grad()
     def after_average(self, pending):

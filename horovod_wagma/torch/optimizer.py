@@ -24,7 +24,7 @@ import dataclasses
 import horovod.torch as _hvd
 import torch
 
-from horovod_wagma.common.optimizer import averaging_policy
+from horovod_wagma.common.optimizer import averaging_policy, checkpoint
 from horovod_wagma.common.optimizer.fp16_rule import fp16_result, python_cond
 from horovod_wagma.common.optimizer.fusion_plan import FusionPlan
 from horovod_wagma.common.optimizer.horovod_arguments import (check_backward_passes,
@@ -63,6 +63,7 @@ class _WagmaTorchMixin:
         self._model_buffers = None  # built at the first step, once state exists
         self._sync_buffers = None
         self._forced_layouts = {}  # sync()'s tensor layouts -> their stream's number
+        self._gathered = None  # (steps, every rank's drift variates) from sync(checkpoint=True)
 
     # -- what gets averaged -----------------------------------------------------------
     def _params(self):
@@ -153,10 +154,15 @@ class _WagmaTorchMixin:
             ops.synchronize(handle)
             fb.unpack()
 
-    def sync(self):
+    def sync(self, checkpoint=False):
         """Averages the model (and buffers, and state unless "never"; "quasi_global"
         momentum too) over all ranks now, e.g. before evaluation or a checkpoint: an
-        exact average through blocking global rounds. Every rank must call it."""
+        exact average through blocking global rounds. Every rank must call it.
+
+        ``checkpoint=True``: before saving. Drift correction's variates, one per rank
+        and never averaged, are gathered too (an allgather of every rank's), so that
+        ``state_dict()`` on any rank until the next step carries them all and a
+        resumed job gives each rank its own (common/optimizer/checkpoint.py)."""
         tensors = [t for bucket in self._bucketed(self._state_averaging != "never")
                    for t in bucket] + list(self._named_buffers)
         # Packed afresh each call: the state's tensors appear at the first step and
@@ -167,13 +173,51 @@ class _WagmaTorchMixin:
         number = self._forced_layouts.setdefault(layout, len(self._forced_layouts))
         role = "forced" if number == 0 else f"forced.layout{number}."
         self._average_globally(fuse_by_dtype(tensors), role, blocking=True)
+        self._gathered = None
+        if checkpoint and self._drift:
+            self._gathered = (self._round, self._drift.gather(
+                self._params(), self._core.process_set, self._core.names.stream("checkpoint", 0)))
+
+    def state_dict(self):
+        """The wrapped optimizer's state dict, plus WAGMA's record under "wagma": the
+        step count, the knobs and world size it needs back, and every rank's drift
+        variates when taken after ``sync(checkpoint=True)`` with no step since."""
+        state_dict = super(self.__class__, self).state_dict()
+        gathered = getattr(self, "_gathered", None)
+        variates = gathered[1] if gathered and gathered[0] == self._round else None
+        state_dict[checkpoint.RECORD_KEY] = checkpoint.make_record(
+            self._core, self._core.num_ranks(), self._round, variates)
+        return state_dict
 
     def load_state_dict(self, state_dict):
-        """The wrapped optimizer's, then the step's fused buffers are built again at
-        the next step: they pack the state tensors that load_state_dict() replaced."""
+        """The wrapped optimizer's, then WAGMA's record where there is one (a plain
+        optimizer's state dict loads as before): every rank must load the same one.
+        A record from another world size or other knobs is a CheckpointMismatch
+        (a ValueError naming the difference), raised before anything is loaded. The
+        step count becomes the record's; drift variates come back per rank, or start
+        from zero when the record has none (saved without sync(checkpoint=True)).
+        The step's fused buffers are built again at the next step: they pack the
+        state tensors that load_state_dict() replaced."""
+        record = state_dict.get(checkpoint.RECORD_KEY)
+        if record is not None:
+            checkpoint.check_record(record, self._core, self._core.num_ranks())
+            state_dict = {k: v for k, v in state_dict.items() if k != checkpoint.RECORD_KEY}
         super(self.__class__, self).load_state_dict(state_dict)
         self._model_buffers = None
         self._sync_buffers = None
+        if record is not None:
+            self._resume(record)
+
+    def _resume(self, record):
+        self._round_base = checkpoint.rebased_round_base(
+            self._round, self._round_base, record["steps"])
+        self._round = record["steps"]
+        self._served = -1
+        self._gathered = None
+        if self._drift:
+            variates = record["variates"]
+            self._drift.restore(self._params(), variates[self._core.rank_in_set()]
+                                if variates else {})
 
     def join(self):
         """Call when this rank runs out of data: its model keeps serving the other

@@ -221,6 +221,12 @@ class WagmaBasics:
             name = f"group_allreduce.noname.{next(self._noname)}"
         return name, fields, members
 
+    def rank_in_set(self, process_set=None):
+        """This rank's position among a stream's ranks (its world rank for None or
+        the global set); Horovod's allgather over the set orders ranks alike."""
+        members = self.process_set_members(process_set)
+        return members.index(self._hvd.rank()) if members else self._hvd.rank()
+
     def process_set_members(self, process_set):
         """Sorted world ranks of a Horovod ProcessSet; [] for None or the global set."""
         if process_set is None or process_set.process_set_id == 0:

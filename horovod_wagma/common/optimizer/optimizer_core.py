@@ -33,6 +33,8 @@ class OptimizerCore:
         # for the ranks of each call (Horovod elastic changes them between resets).
         self._default_group = knobs.group_size is None and basics.config.group_size is None
         self._ranks = lambda: basics.num_ranks(process_set)
+        self._rank_in_set = lambda: basics.rank_in_set(process_set)
+        self.process_set = process_set
         self.config, _, _ = basics.stream_config(process_set, **self._knobs(
             knobs.stream_knobs()))
         self._stream_knobs = dict(self.config.knobs(), process_set=process_set)
@@ -46,6 +48,14 @@ class OptimizerCore:
         if self._default_group:
             knobs = dict(knobs, group_size=optimizer_group_size(self._ranks()))
         return knobs
+
+    def num_ranks(self):
+        """The ranks of the optimizer's process set now."""
+        return self._ranks()
+
+    def rank_in_set(self):
+        """This rank's position in the optimizer's process set."""
+        return self._rank_in_set()
 
     @property
     def stream_knobs(self):
