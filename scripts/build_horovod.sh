@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds (or reuses from cache) a Horovod 0.28.1 wheel with MPI + Gloo, PyTorch and
-# TensorFlow, against the frameworks installed in the given Python, and installs it.
+# TensorFlow (PyTorch alone where the given Python has no TensorFlow), against the
+# frameworks installed in the given Python, and installs it.
 # No Horovod sources live in this repo: the sdist comes from PyPI.
 # Usage: scripts/build_horovod.sh PYTHON
 set -euo pipefail
@@ -11,13 +12,15 @@ HOROVOD_VERSION=0.28.1
 # Everything that changes the binary goes into the cache key.
 key_src="$(
   echo "horovod=$HOROVOD_VERSION"
-  "$py" -c 'import sys, torch, tensorflow as tf; print(sys.version); print(torch.__version__); print(tf.__version__)' 2>/dev/null
+  "$py" -c 'import sys, torch; print(sys.version); print(torch.__version__)'
+  "$py" -c 'import tensorflow as tf; print(tf.__version__)' 2>/dev/null || echo "no tensorflow"
   mpirun --version 2>/dev/null | head -1
   g++ --version | head -1
   cmake --version | head -1
   uname -m
   cat "$here/build_horovod.sh" "$here/cxx17_wrapper.sh"
 )"
+if "$py" -c 'import tensorflow' >/dev/null 2>&1; then with_tf=1; else with_tf=0; fi
 key="$(printf '%s' "$key_src" | sha256sum | cut -c1-16)"
 cache="${HOROVOD_WAGMA_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/horovod-wagma}/horovod-$HOROVOD_VERSION-$key"
 mkdir -p "$cache"
@@ -31,7 +34,8 @@ if ! ls "$cache"/horovod-*.whl >/dev/null 2>&1; then
     CMAKE_POLICY_VERSION_MINIMUM=3.5 \
     MAKEFLAGS="-j$(( $(nproc) + 1 ))" \
     HOROVOD_WITH_MPI=1 HOROVOD_WITH_GLOO=1 \
-    HOROVOD_WITH_PYTORCH=1 HOROVOD_WITH_TENSORFLOW=1 \
+    HOROVOD_WITH_PYTORCH=1 \
+    $([ "$with_tf" = 1 ] && echo HOROVOD_WITH_TENSORFLOW=1 || echo HOROVOD_WITHOUT_TENSORFLOW=1) \
     HOROVOD_WITHOUT_MXNET=1 HOROVOD_CPU_OPERATIONS=MPI \
     "$py" -m pip wheel --no-deps --no-build-isolation --no-binary horovod \
       -w "$work" "horovod==$HOROVOD_VERSION"

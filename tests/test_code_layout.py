@@ -249,3 +249,20 @@ def test_no_engine_include_runs_back_up():
             visit(unit, [unit])
     assert not cycles, "engine units that include each other:\n" + "\n".join(cycles)
     assert "reduction_factory" in graph and "direct_exchange_reduction" in graph["reduction_factory"]
+
+
+def test_make_install_rebuilds_when_any_engine_file_changes():
+    """The Makefile's INSTALL_INPUTS (what re-triggers `make install`) covers every
+    engine and binding source, rooms included: a pattern that stops one folder short
+    would leave a stale libwagma.so behind an edited file."""
+    import glob
+    with open(os.path.join(ROOT, "Makefile")) as f:
+        text = f.read()
+    block = re.search(r"^INSTALL_INPUTS :=((?:.*\\\n)*.*)$", text, re.M).group(1)
+    patterns = re.search(r"\$\(wildcard ([^)]*)\)", block).group(1).split()
+    covered = {os.path.relpath(p, ROOT) for pat in patterns
+               for p in glob.glob(os.path.join(ROOT, pat))}
+    sources = {os.path.join("cpp_ops", "engine", rel) for rel in _engine_units()}
+    sources |= {os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "cpp_ops", "*", "*.cc"))}
+    missing = sorted(sources - covered)
+    assert not missing, f"sources make install does not watch: {missing}"

@@ -25,6 +25,10 @@ def _check_keras_2():
             "pip install tf-keras).")
 
 
+from horovod_wagma.common.op.frameworks import require_modules  # noqa: E402
+
+# Before TensorFlow is imported: tf_keras must exist for TF_USE_LEGACY_KERAS to work.
+require_modules("horovod_wagma.keras", {"tensorflow": "tensorflow", "tf_keras": "tf-keras"})
 _check_keras_2()
 
 from horovod.tensorflow.keras import *  # noqa: E402,F401,F403  (a drop-in superset)

@@ -5,7 +5,11 @@ allreduce for TF tensors.
     hvd.init(group_size=4, sync_period=10)
     y = hvd.group_allreduce(x, name="w")          # eager or inside tf.function
 """
-from horovod.tensorflow import *  # noqa: F401,F403  (re-export: a drop-in superset)
+from horovod_wagma.common.op.frameworks import require_modules
+
+require_modules("horovod_wagma.tensorflow", {"tensorflow": "tensorflow"})
+
+from horovod.tensorflow import *  # noqa: E402,F401,F403  (re-export: a drop-in superset)
 
 from horovod_wagma.common.op.errors import WagmaError
 from horovod_wagma.common.op.schedule import default_group_size, groups, optimizer_group_size

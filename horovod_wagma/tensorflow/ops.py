@@ -6,7 +6,6 @@ waits. ``group_allreduce_async`` returns a handle at once (eager mode only; insi
 ``tf.function`` TensorFlow already schedules ``group_allreduce`` asynchronously).
 """
 import os
-import sysconfig
 
 import horovod.tensorflow as _hvd
 import numpy as np
@@ -16,11 +15,11 @@ from horovod_wagma.common.op import engine_lib
 from horovod_wagma.common.op.basics import WagmaBasics
 from horovod_wagma.common.op.config import call_knobs
 from horovod_wagma.common.op.errors import WagmaError
+from horovod_wagma.common.op.frameworks import tf_op_library
 from horovod_wagma.common.op.stats import stream_stats
 
 _basics = WagmaBasics(_hvd)
-_op_lib = tf.load_op_library(os.path.join(
-    os.path.dirname(os.path.abspath(__file__)), "_tf_ops" + sysconfig.get_config_var("EXT_SUFFIX")))
+_op_lib = tf.load_op_library(tf_op_library(os.path.dirname(os.path.abspath(__file__))))
 
 init = _basics.init
 group_process_set = _basics.group_process_set

@@ -17,6 +17,7 @@ from horovod_wagma.torch import ops as _ops
 from horovod_wagma.torch.balanced_batch_sampler import BalancedBatchSampler
 from horovod_wagma.torch.balanced_sampler import BalancedDistributedSampler
 from horovod_wagma.torch.optimizer import DistributedWagmaOptimizer
+from horovod_wagma.common.optimizer.checkpoint import CheckpointMismatch  # noqa: F401
 from horovod_wagma.torch.ops import (GroupAllreduceHandle, group_allreduce,
                                      group_allreduce_, group_allreduce_async,
                                      group_allreduce_async_, group_process_set, init,

@@ -690,3 +690,6 @@ MUTANTS += _AVERAGING_DEFAULT
 # The "follow" rule, the Adam family's default since 2026-12-07.
 from detail_follow import MUTANTS as _FOLLOW  # noqa: E402
 MUTANTS += _FOLLOW
+# Checkpoints that resume WAGMA's state (issue 56).
+from detail_checkpoint import MUTANTS as _CHECKPOINT  # noqa: E402
+MUTANTS += _CHECKPOINT

@@ -1,0 +1,34 @@
+"""Mutants for checkpoints that resume WAGMA's state (issue 56, docs/api.md
+"Checkpoints (PyTorch)"), each caught by tests/test_checkpoint.py."""
+OPT = "horovod_wagma/torch/optimizer.py"
+CKPT = "horovod_wagma/common/optimizer/checkpoint.py"
+EXACT = "tests/test_checkpoint.py::test_resumed_job_continues_the_uninterrupted_one_exactly"
+
+MUTANTS = [
+    dict(id="ckpt-variates-not-restored", file=OPT,
+         edits=[("        if self._drift:\n            variates = record[\"variates\"]",
+                 "        if False:\n            variates = record[\"variates\"]")],
+         tests=[EXACT],
+         bug="a resumed job's drift variates start from zero although the checkpoint has them"),
+    dict(id="ckpt-every-rank-gets-rank0s-variates", file=OPT,
+         edits=[("variates[self._core.rank_in_set()]", "variates[0]")],
+         tests=[EXACT],
+         bug="every rank resumes with the saver's variates instead of its own"),
+    dict(id="ckpt-variates-not-gathered", file=OPT,
+         edits=[("        if checkpoint and self._drift:", "        if False and self._drift:")],
+         tests=[EXACT],
+         bug="sync(checkpoint=True) gathers no variates, so the record has none"),
+    dict(id="ckpt-steps-not-restored", file=OPT,
+         edits=[("        self._round = record[\"steps\"]\n", "")],
+         tests=[EXACT],
+         bug="the step count starts from 0 after a resume instead of the checkpoint's"),
+    dict(id="ckpt-world-size-unchecked", file=CKPT,
+         edits=[("    if record[\"world_size\"] != world_size:",
+                 "    if False:")],
+         tests=["tests/test_checkpoint.py::test_another_world_size_is_refused_on_every_rank"],
+         bug="a checkpoint of 4 ranks loads into 2 (the variates are per rank)"),
+    dict(id="ckpt-knobs-unchecked", file=CKPT,
+         edits=[("        if saved != here[knob]:", "        if False:")],
+         tests=["tests/test_checkpoint.py::test_other_knobs_are_refused_on_every_rank"],
+         bug="a checkpoint saved with other knobs loads silently"),
+]

@@ -1,0 +1,42 @@
+"""A frontend whose framework is missing is an ImportError naming it and the fix
+(horovod_wagma/common/op/frameworks.py); the real PyTorch-only environment is
+scripts/check_pip_env.sh (make test-pip-env)."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+from horovod_wagma.common.op import frameworks
+
+
+def test_missing_modules_are_named_with_their_pip_names():
+    with pytest.raises(ImportError) as e:
+        frameworks.require_modules("horovod_wagma.keras", {
+            "json": "json", "no_such_module_a": "pkg-a", "no_such_module_b": "pkg-b"})
+    text = str(e.value)
+    assert text.startswith("horovod_wagma.keras needs pkg-a, pkg-b,"), text
+    assert "pip install pkg-a pkg-b" in text and "--no-build-isolation" in text
+    frameworks.require_modules("x", {"json": "json"})  # present: no error
+
+
+def test_a_build_without_tensorflow_says_so(tmp_path):
+    with pytest.raises(ImportError, match="built without its TensorFlow op"):
+        frameworks.tf_op_library(str(tmp_path))
+    here = os.path.join(os.path.dirname(frameworks.__file__), "..", "..", "tensorflow")
+    assert os.path.exists(frameworks.tf_op_library(here))
+
+
+@pytest.mark.parametrize("module,missing", [("horovod_wagma.keras", "tensorflow"),
+                                            ("horovod_wagma.tensorflow", "tensorflow")])
+def test_importing_a_tf_frontend_without_tensorflow(module, missing):
+    """TensorFlow hidden from the import system (as in a PyTorch-only environment):
+    the frontend's import fails with our message, before Horovod's."""
+    code = ("import importlib.util, sys\n"
+            "real = importlib.util.find_spec\n"
+            "importlib.util.find_spec = lambda n, *a: None if n == 'tensorflow' else real(n, *a)\n"
+            f"import {module}\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode != 0
+    assert f"ImportError: {module} needs {missing}" in proc.stderr, proc.stderr[-2000:]
