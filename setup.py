@@ -3,6 +3,7 @@ the per-framework bindings that link it (cpp_ops/torch, cpp_ops/tensorflow)."""
 import glob
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -30,6 +31,22 @@ def engine_files(suffix):
     return sorted(f for f in found if os.path.relpath(f, root).split(os.sep)[0] != "tests")
 
 
+BUILD_TOOLS = {
+    "mpicxx": "Open MPI's headers and compiler wrapper (e.g. apt install libopenmpi-dev openmpi-bin)",
+    "cmake": "to build the static Gloo the engine links",
+    "g++": "a C++17 compiler",
+}
+
+
+def require_build_tools():
+    """The engine links MPI (mpicxx's flags) and a static Gloo built with cmake: a
+    missing tool is named here rather than failing deep inside the build."""
+    missing = [f"{tool} ({why})" for tool, why in BUILD_TOOLS.items()
+               if shutil.which(tool) is None]
+    if missing:
+        sys.exit("horovod_wagma cannot build its engine without: " + "; ".join(missing))
+
+
 def mpi_flags(kind):
     out = subprocess.check_output(["mpicxx", "--showme:" + kind], text=True)
     return shlex.split(out)
@@ -39,6 +56,7 @@ class BuildWithEngine(BuildExtension):
     """Builds libwagma.so (the engine) before the framework extensions that link it."""
 
     def run(self):
+        require_build_tools()
         self.build_engine()
         super().run()
 

@@ -27,6 +27,8 @@ mkdir -p "$cache"
 
 if ! ls "$cache"/horovod-*.whl >/dev/null 2>&1; then
   echo "[build_horovod] building Horovod $HOROVOD_VERSION (cache key $key); this takes minutes"
+  # --no-cache-dir: pip's own wheel cache would hand back a wheel it built earlier for
+  # other frameworks (it keys on the sdist alone); this script's cache keys on them.
   work="$(mktemp -d)"
   trap 'rm -rf "$work"' EXIT
   env \
@@ -37,7 +39,7 @@ if ! ls "$cache"/horovod-*.whl >/dev/null 2>&1; then
     HOROVOD_WITH_PYTORCH=1 \
     $([ "$with_tf" = 1 ] && echo HOROVOD_WITH_TENSORFLOW=1 || echo HOROVOD_WITHOUT_TENSORFLOW=1) \
     HOROVOD_WITHOUT_MXNET=1 HOROVOD_CPU_OPERATIONS=MPI \
-    "$py" -m pip wheel --no-deps --no-build-isolation --no-binary horovod \
+    "$py" -m pip wheel --no-cache-dir --no-deps --no-build-isolation --no-binary horovod \
       -w "$work" "horovod==$HOROVOD_VERSION"
   cp "$work"/horovod-*.whl "$cache/"
 else

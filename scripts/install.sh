@@ -11,7 +11,7 @@ PY=$VENV/bin/python
 
 need_apt=()
 # iproute2: ip netns and tc for the emulated hosts of make multihost (tests/test_multihost.py).
-for pkg in openmpi-bin libopenmpi-dev g++ make iproute2; do
+for pkg in openmpi-bin libopenmpi-dev g++ make cmake iproute2; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
 done
 if [ ${#need_apt[@]} -gt 0 ]; then

@@ -40,3 +40,17 @@ def test_importing_a_tf_frontend_without_tensorflow(module, missing):
                           timeout=120)
     assert proc.returncode != 0
     assert f"ImportError: {module} needs {missing}" in proc.stderr, proc.stderr[-2000:]
+
+
+def test_a_build_without_its_tools_names_them(tmp_path):
+    """setup.py names a missing mpicxx, cmake or g++ before building anything."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    proc = subprocess.run([sys.executable, "setup.py", "build_ext", "--build-temp",
+                           str(tmp_path / "temp"), "--build-lib", str(tmp_path / "lib")],
+                          cwd=root, capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, PATH=str(tmp_path)))
+    assert proc.returncode != 0
+    assert "horovod_wagma cannot build its engine without: mpicxx (Open MPI" in proc.stderr, \
+        proc.stderr[-2000:]
+    assert "cmake (" in proc.stderr and "g++ (" in proc.stderr
+    assert not (tmp_path / "lib").exists()

@@ -32,3 +32,25 @@ MUTANTS = [
          tests=["tests/test_checkpoint.py::test_other_knobs_are_refused_on_every_rank"],
          bug="a checkpoint saved with other knobs loads silently"),
 ]
+
+# README's install recipe: a build without TensorFlow names what is missing.
+FRAMEWORKS = "horovod_wagma/common/op/frameworks.py"
+MUTANTS += [
+    dict(id="keras-without-tf-unnamed", file="horovod_wagma/keras/__init__.py",
+         edits=[('require_modules("horovod_wagma.keras", {"tensorflow": "tensorflow", '
+                 '"tf_keras": "tf-keras"})', 'pass')],
+         tests=["tests/test_frameworks_required.py::test_importing_a_tf_frontend_without_tensorflow"],
+         bug="import horovod_wagma.keras without TensorFlow fails inside Horovod's import, "
+             "not with an error naming TensorFlow"),
+    dict(id="tf-op-library-unchecked", file=FRAMEWORKS,
+         edits=[("    if not os.path.exists(path):\n", "    if False:\n")],
+         tests=["tests/test_frameworks_required.py::test_a_build_without_tensorflow_says_so"],
+         bug="a package built without TensorFlow hands TensorFlow a missing op library"),
+]
+MUTANTS += [
+    dict(id="build-tools-unchecked", file="setup.py",
+         edits=[("    if missing:\n        sys.exit(\"horovod_wagma cannot build its engine without: \"",
+                 "    if False:\n        sys.exit(\"horovod_wagma cannot build its engine without: \"")],
+         tests=["tests/test_frameworks_required.py::test_a_build_without_its_tools_names_them"],
+         bug="a machine without mpicxx fails inside the build with FileNotFoundError"),
+]
