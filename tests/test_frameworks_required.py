@@ -54,3 +54,19 @@ def test_a_build_without_its_tools_names_them(tmp_path):
         proc.stderr[-2000:]
     assert "cmake (" in proc.stderr and "g++ (" in proc.stderr
     assert not (tmp_path / "lib").exists()
+
+
+@pytest.mark.parametrize("missing,launcher", [("mpi", "mpi"), ("gloo", "gloo")])
+def test_horovod_built_without_the_launchs_transport(missing, launcher):
+    """Horovod built without MPI launched by mpirun, or without Gloo launched by
+    horovodrun --gloo: init() names the transport on every rank."""
+    import conftest
+    conftest.CURRENT["transport"] = launcher
+    try:
+        run = conftest.run_mpi("horovod_built_without.py", 2, missing, timeout=120)
+    finally:
+        conftest.CURRENT["transport"] = "mpi"
+    for r in range(2):
+        err = run.results[r]["error"]
+        assert err is not None and err.startswith("WagmaError: launched"), err
+        assert f"this Horovod was built without {missing.upper() if missing == 'mpi' else 'Gloo'}" in err, err

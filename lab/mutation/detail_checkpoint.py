@@ -54,3 +54,9 @@ MUTANTS += [
          tests=["tests/test_frameworks_required.py::test_a_build_without_its_tools_names_them"],
          bug="a machine without mpicxx fails inside the build with FileNotFoundError"),
 ]
+MUTANTS += [
+    dict(id="horovod-build-unchecked", file="horovod_wagma/common/op/basics.py",
+         edits=[("            self._check_horovod_built_for(on_gloo)\n", "")],
+         tests=["tests/test_frameworks_required.py::test_horovod_built_without_the_launchs_transport"],
+         bug="a launch over a transport Horovod lacks fails inside Horovod's init, unnamed"),
+]

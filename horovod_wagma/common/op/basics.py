@@ -62,6 +62,7 @@ class WagmaBasics:
                 raise ValueError("horovod_wagma runs over MPI_COMM_WORLD; pass comm=None "
                                  "(or COMM_WORLD) and use Horovod process sets for subsets")
         if not hvd.is_initialized():
+            self._check_horovod_built_for(on_gloo)
             dynamic = isinstance(process_sets, str) and process_sets.lower() == "dynamic"
             user_sets = [] if process_sets is None or dynamic else list(process_sets)
             if membership.elastic():
@@ -88,6 +89,20 @@ class WagmaBasics:
         elif os.environ.get("HOROVOD_DYNAMIC_PROCESS_SETS", "0") not in ("", "0"):
             self._add_dynamic_group_sets()
         self.ensure_started()
+
+    def _check_horovod_built_for(self, on_gloo):
+        """A launch over a transport this Horovod was built without is named here, on
+        every rank, before Horovod's own init fails less clearly. WAGMA's engine has
+        both transports and follows Horovod's."""
+        hvd = self._hvd
+        if on_gloo and not hvd.gloo_built():
+            raise WagmaError("launched with horovodrun --gloo, but this Horovod was built "
+                             "without Gloo: launch with mpirun (or horovodrun --mpi), or "
+                             "rebuild Horovod with HOROVOD_WITH_GLOO=1")
+        if not on_gloo and not hvd.mpi_built():
+            raise WagmaError("launched for MPI (mpirun, horovodrun --mpi or no launcher), but "
+                             "this Horovod was built without MPI: launch with horovodrun "
+                             "--gloo, or rebuild Horovod with HOROVOD_WITH_MPI=1")
 
     def _phase_groups(self, size):
         return groups(size, self.config.resolved_group_size(size))
