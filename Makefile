@@ -30,7 +30,7 @@ test-all: install engine-unit-test
 
 # README's recipe for an existing environment, in a second one with PyTorch and
 # Horovod only: a wheel, then 4 ranks over MPI and Gloo (scripts/check_pip_env.sh;
-# make test-all runs it as tests/test_pip_env.py).
+# make test-unstable runs it as tests/test_pip_env.py).
 test-pip-env:
 	bash scripts/check_pip_env.sh build/pip-env
 
