@@ -183,7 +183,7 @@ class _WagmaTorchMixin:
         step count, the knobs and world size it needs back, and every rank's drift
         variates when taken after ``sync(checkpoint=True)`` with no step since."""
         state_dict = super(self.__class__, self).state_dict()
-        gathered = getattr(self, "_gathered", None)
+        gathered = self._gathered
         variates = gathered[1] if gathered and gathered[0] == self._round else None
         state_dict[checkpoint.RECORD_KEY] = checkpoint.make_record(
             self._core, self._core.num_ranks(), self._round, variates)
