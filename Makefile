@@ -4,13 +4,13 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.wagma-installed
 # Anything that changes what install produces re-triggers it.
-INSTALL_INPUTS := scripts/install.sh scripts/build_horovod.sh scripts/cxx17_wrapper.sh scripts/build_gloo.sh \
+INSTALL_INPUTS := scripts/install.sh scripts/build_horovod.sh scripts/cxx_std_wrapper.sh scripts/build_gloo.sh \
 	requirements.txt setup.py $(wildcard cpp_ops/*/*.cc cpp_ops/*/*.h cpp_ops/engine/*/*.cc cpp_ops/engine/*/*.h)
 export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 export OMPI_MCA_mpi_yield_when_idle := 1
 
-.PHONY: install test test-all test-pip-env test-unstable engine-unit-test mutation-check multihost multihost-elastic demo demo-op bench bench-peers bench-kernel clean
+.PHONY: install test test-all test-pip-env test-newest-torch test-ray test-unstable engine-unit-test mutation-check multihost multihost-elastic demo demo-op bench bench-peers bench-kernel clean
 
 install: $(STAMP)
 
@@ -33,6 +33,17 @@ test-all: install engine-unit-test
 # make test-unstable runs it as tests/test_pip_env.py).
 test-pip-env:
 	bash scripts/check_pip_env.sh build/pip-env
+
+# Horovod and this package built against the newest PyTorch on the index (2.15, a CUDA
+# build of about 5 GB, downloaded), then 4 ranks from the wheel and the quick loop's
+# PyTorch part (scripts/check_newest_torch.sh). Not in make test.
+test-newest-torch:
+	bash scripts/check_newest_torch.sh build/torch-newest
+
+# WAGMA under horovod.ray.RayExecutor on a two-node local Ray cluster on 127.0.0.1
+# (scripts/check_ray.sh); Ray is installed in build/ray-env only. Not in make test.
+test-ray:
+	bash scripts/check_ray.sh build/ray-env
 
 # Tests seen to fail intermittently (pytest.ini: unstable), kept out of make test.
 test-unstable: install

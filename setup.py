@@ -122,7 +122,9 @@ torch_ext = CppExtension(
     sources=["cpp_ops/torch/torch_ops.cc"],
     include_dirs=[os.path.join(HERE, ENGINE_DIR)],
     libraries=["wagma"],
-    extra_compile_args=["-O2", "-std=c++17"],
+    # No -std: PyTorch's BuildExtension adds the standard its headers need (C++20
+    # since 2.13; 2.15's c10 headers no longer compile as C++17).
+    extra_compile_args=["-O2"],
     extra_link_args=["-Wl,-rpath,$ORIGIN/../lib"],
 )
 

@@ -5,7 +5,7 @@
 #     scripts/build_horovod.sh);
 #  2. a wheel of this package built against them (pip wheel --no-build-isolation);
 #  3. the wheel installed, then a 4-rank WAGMA check over MPI and over Gloo
-#     (scripts/pip_env_check.py), and `import horovod_wagma.keras` failing with an
+#     (scripts/wagma_smoke.py), and `import horovod_wagma.keras` failing with an
 #     error that names TensorFlow.
 # Usage: scripts/check_pip_env.sh [ENV_DIR (default build/pip-env)]
 set -euo pipefail
@@ -17,30 +17,17 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_yi
 
 step() { echo "[pip-env] $*"; }
 trap 'echo "[pip-env] failed (exit $?) at line $LINENO: $BASH_COMMAND" >&2' ERR
-step "venv $env_dir"
-[ -x "$py" ] || python3 -m venv "$env_dir"
-"$py" -m pip install -q -U "pip>=25"
-# The versions of requirements.txt, less TensorFlow and the test tools.
-grep -E '^(torch|mpi4py|numpy|setuptools|wheel|cloudpickle|psutil|pyyaml|packaging)\b' \
-  requirements.txt > "$env_dir/requirements.txt"
-"$py" -m pip install -q -r "$env_dir/requirements.txt"
-step "Horovod for PyTorch alone"
-if ! "$py" -c "import horovod.torch" >/dev/null 2>&1; then
-  bash scripts/build_horovod.sh "$py"
-fi
-
-step "the wheel"
-rm -rf "$env_dir/wheels"
-"$py" -m pip wheel -q --no-build-isolation --no-deps . -w "$env_dir/wheels"
-"$py" -m pip install -q --no-deps --force-reinstall "$env_dir"/wheels/horovod_wagma-*.whl
+source scripts/second_env.sh
+second_env_create "$env_dir" "$(grep -E '^torch==' requirements.txt)"
+second_env_install_wheel "$env_dir"
 
 cd "$env_dir"   # away from the source tree: the installed package must be the one used
-site="$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+site="$(second_env_site "$env_dir")"
 step "4 ranks over MPI"
-timeout 300 mpirun -np 4 --oversubscribe --bind-to none "$py" "$root/scripts/pip_env_check.py" "$site"
+timeout 300 mpirun -np 4 --oversubscribe --bind-to none "$py" "$root/scripts/wagma_smoke.py" --prefix "$site"
 step "4 ranks over Gloo"
 timeout 300 "$env_dir/bin/horovodrun" --gloo -np 4 -H localhost:4 \
-  "$py" "$root/scripts/pip_env_check.py" "$site"
+  "$py" "$root/scripts/wagma_smoke.py" --prefix "$site"
 step "import horovod_wagma.keras without TensorFlow"
 if out="$("$py" -c 'import horovod_wagma.keras' 2>&1)"; then
   echo "import horovod_wagma.keras succeeded without TensorFlow" >&2; exit 1

@@ -223,7 +223,7 @@ step_horovod() {
   work="$(mktemp -d)"
   # shellcheck disable=SC2086  # flags is a list of VAR=value words
   env $flags \
-    CXX="$here/cxx17_wrapper.sh" \
+    CXX="$here/cxx_std_wrapper.sh" \
     CMAKE_POLICY_VERSION_MINIMUM=3.5 \
     CXXFLAGS="-include string -include cstdint -include stdexcept -include limits -include cstring ${CXXFLAGS:-}" \
     MAKEFLAGS="-j$(nproc)" \

@@ -23,6 +23,10 @@ def test_missing_modules_are_named_with_their_pip_names():
 def test_a_build_without_tensorflow_says_so(tmp_path):
     with pytest.raises(ImportError, match="built without its TensorFlow op"):
         frameworks.tf_op_library(str(tmp_path))
+    try:
+        import tensorflow  # noqa: F401
+    except ImportError:
+        return  # a build without TensorFlow (make test-newest-torch's): nothing to find
     here = os.path.join(os.path.dirname(frameworks.__file__), "..", "..", "tensorflow")
     assert os.path.exists(frameworks.tf_op_library(here))
 

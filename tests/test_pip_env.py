@@ -30,6 +30,6 @@ def test_wheel_in_a_pytorch_only_environment():
     assert proc.returncode == 0, "\n".join(said[-80:])
     # Both launches ran from the installed wheel, not the source tree.
     installed = os.path.join(env_dir, "lib")
-    checks = [line for line in out.splitlines() if "pip-env check: 4 ranks" in line]
+    checks = [line for line in out.splitlines() if "wagma smoke: 4 ranks" in line]
     assert len(checks) == 2 and all(installed in line for line in checks), out[-4000:]
     assert "[pip-env] ok" in out

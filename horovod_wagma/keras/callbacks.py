@@ -24,11 +24,25 @@ class WagmaGlobalSyncCallback(tf.keras.callbacks.Callback):
     optimizers are numbered): a stream keeps its round 0's shape, and two models in one
     script (a second fit, a search loop) have different ones."""
 
-    def __init__(self, name=None):
+    def __init__(self, name=None, checkpoint=False):
+        """``checkpoint=True``: for a checkpoint callback after this one
+        (``ModelCheckpoint`` writing TensorFlow's format on rank 0): the sync is the
+        model's DistributedWagmaOptimizer's ``sync(model.variables, checkpoint=True)``,
+        which also averages the optimizer's state and gathers every rank's drift
+        variates into its checkpoint record (docs/api.md, "Checkpoints (Keras)")."""
         super().__init__()
         self._names = StreamNames("wagma.keras_sync", name)
+        self._checkpoint = checkpoint
 
     def _sync(self):
+        if self._checkpoint:
+            optimizer = self.model.optimizer
+            if not hasattr(optimizer, "_wagma"):
+                raise ValueError("WagmaGlobalSyncCallback(checkpoint=True) needs a model "
+                                 "compiled with a DistributedWagmaOptimizer; it has "
+                                 f"{type(optimizer).__name__}")
+            optimizer.sync(self.model.variables, checkpoint=True)
+            return
         average_globally(self.model.variables, lambda i: self._names.stream("model", i),
                          BLOCKING_GLOBAL)
 

@@ -45,6 +45,8 @@ class DriftCorrection:
         self._alpha = float(alpha)
         self._core = core
         self._c = {}   # variable's key -> its control variate
+        # Variates a checkpoint restored before they were created (flat, float64).
+        self._pending = None
 
     @staticmethod
     def _key(variable):
@@ -58,6 +60,33 @@ class DriftCorrection:
                     self._c[self._key(v)] = tf.Variable(
                         tf.zeros(v.shape, v.dtype), trainable=False,
                         name="wagma_drift_" + v.name.split(":")[0].replace("/", "_"))
+            if self._pending is not None:
+                self.restore_flat(self._pending)
+
+    def flat_variates(self):
+        """This rank's variates, flat in float64 (exact for every float dtype), in the
+        order they were created (the model's, the same on every rank)."""
+        if not self._c:
+            return tf.zeros([0], tf.float64)
+        return tf.concat([tf.reshape(tf.cast(c, tf.float64), [-1]) for c in self._c.values()], 0)
+
+    def restore_flat(self, flat):
+        """The variates from ``flat`` (flat_variates' layout; None: zero), now or, if
+        they do not exist yet, when they are created."""
+        if not self._c:
+            self._pending = flat
+            return
+        self._pending = None
+        sizes = [c.shape.num_elements() for c in self._c.values()]
+        if flat is not None and len(flat) != sum(sizes):
+            raise ValueError(f"the checkpoint holds {len(flat)} drift variate values for "
+                             f"this rank; the model has {sum(sizes)}")
+        offset = 0
+        for c, n in zip(self._c.values(), sizes):
+            part = tf.zeros(c.shape, c.dtype) if flat is None else \
+                tf.cast(tf.reshape(flat[offset:offset + n], c.shape), c.dtype)
+            c.assign(part)
+            offset += n
 
     def variate(self, variable):
         return self._c[self._key(variable)]

@@ -30,6 +30,7 @@ from horovod_wagma.common.optimizer.horovod_arguments import check_horovod_argum
 from horovod_wagma.common.optimizer.optimizer_core import OptimizerCore
 from horovod_wagma.common.optimizer.optimizer_knobs import OptimizerKnobs
 from horovod_wagma.common.optimizer.wrapped_class import wrapped_class
+from horovod_wagma.keras.checkpoint_record import KerasCheckpointRecord
 from horovod_wagma.keras.drift_correction import DriftCorrection, check_moment, is_adam_family
 from horovod_wagma.keras.fusion import average_globally, dtype_buckets, pack, unpack_assign
 from horovod_wagma.keras import group_second_moment
@@ -123,15 +124,20 @@ class _WagmaKerasMixin:
         round the op reports stays inside the train function's graph."""
         return self._wagma["core"].status(self._wagma["round"].numpy(), None)
 
-    def sync(self, variables):
+    def sync(self, variables, checkpoint=False):
         """Averages ``variables`` (e.g. ``model.variables``), and the optimizer's state
         with "on_sync", over all ranks now: an exact average through blocking global
-        rounds. Every rank must call it."""
+        rounds. Every rank must call it. ``checkpoint=True`` also gathers every rank's
+        drift variates into the optimizer's checkpoint record (one allgather), for a
+        checkpoint saved before the next step (checkpoint_record.py)."""
         core = self._wagma["core"]
         if self._wagma["state"]:
             variables = list(variables) + StateAveraging.state_variables(self)
         average_globally(variables, lambda i: core.names.stream("forced", i),
                          core.global_stream_knobs(blocking=True))
+        if checkpoint:
+            self._wagma["record"].gather(lambda t: _hvd_tf.allgather(
+                t, name=core.names.stream("checkpoint", 0), process_set=core.process_set))
 
 
 def DistributedWagmaOptimizer(optimizer, name=None, device_dense="", device_sparse="",
@@ -202,11 +208,17 @@ def DistributedWagmaOptimizer(optimizer, name=None, device_dense="", device_spar
     with tf.init_scope():
         round_var = tf.Variable(0, dtype=tf.int64, trainable=False, name="wagma_round")
         round_base = tf.Variable(0, dtype=tf.int64, trainable=False, name="wagma_round_base")
-    wrapped._wagma = dict(
+    drift = DriftCorrection(knobs.drift_correction, core) if knobs.drift_correction and \
+        knobs.average_optimizer_state == "on_sync" else None
+    # Not tracked by TensorFlow's checkpoints (object.__setattr__ bypasses the
+    # optimizer's tracking): the round base is this process's, and the step count is
+    # saved and restored, checked, through the record below.
+    object.__setattr__(wrapped, "_wagma", dict(
         core=core, round=round_var, round_base=round_base, fp16=compression is Compression.fp16,
         qgm=QuasiGlobalMomentum() if knobs.average_optimizer_state == "quasi_global"
         else None,
-        state=StateAveraging(core, DriftCorrection(knobs.drift_correction, core)
-                             if knobs.drift_correction else None)
-        if knobs.average_optimizer_state == "on_sync" else None)
+        state=StateAveraging(core, drift)
+        if knobs.average_optimizer_state == "on_sync" else None,
+        record=KerasCheckpointRecord(core, round_var, round_base, drift)))
+    wrapped.wagma_record = wrapped._wagma["record"]  # a child in the checkpoint's graph
     return wrapped

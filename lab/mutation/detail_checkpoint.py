@@ -60,3 +60,42 @@ MUTANTS += [
          tests=["tests/test_frameworks_required.py::test_horovod_built_without_the_launchs_transport"],
          bug="a launch over a transport Horovod lacks fails inside Horovod's init, unnamed"),
 ]
+
+# Keras: the optimizer's checkpoint record (docs/api.md "Checkpoints (Keras)"), each
+# caught by tests/test_checkpoint_keras.py.
+KREC = "horovod_wagma/keras/checkpoint_record.py"
+KDRIFT = "horovod_wagma/keras/drift_correction.py"
+KEXACT = "tests/test_checkpoint_keras.py::test_resumed_job_continues_the_uninterrupted_one_exactly"
+MUTANTS += [
+    dict(id="keras-ckpt-own-slice-wrong", file=KREC,
+         edits=[("[self._core.rank_in_set()]", "[0]")],
+         tests=[KEXACT],
+         bug="every Keras rank resumes with the saver's variates instead of its own"),
+    dict(id="keras-ckpt-pending-dropped", file=KDRIFT,
+         edits=[("            if self._pending is not None:\n                self.restore_flat(self._pending)\n",
+                 "")],
+         tests=[KEXACT],
+         bug="a job that loads before its first step loses the variates (they are created "
+             "later, at zero)"),
+    dict(id="keras-ckpt-not-gathered", file="horovod_wagma/keras/optimizer.py",
+         edits=[("        if checkpoint:\n            self._wagma[\"record\"].gather(",
+                 "        if False:\n            self._wagma[\"record\"].gather(")],
+         tests=[KEXACT],
+         bug="sync(..., checkpoint=True) gathers nothing, so the record has no variates"),
+    dict(id="keras-ckpt-knobs-unchecked", file=KREC,
+         edits=[("        checkpoint.check_record(record, self._core, self._core.num_ranks(),\n",
+                 "        (lambda *a: None)(record, self._core, self._core.num_ranks(),\n")],
+         tests=["tests/test_checkpoint_keras.py::test_other_knobs_are_refused_on_every_rank",
+                "tests/test_checkpoint_keras.py::test_another_world_size_is_refused_on_every_rank"],
+         bug="a Keras checkpoint saved with other knobs or by another world size loads silently"),
+    dict(id="keras-ckpt-steps-not-restored", file=KREC,
+         edits=[("        self._steps.assign(steps)\n", "")],
+         tests=[KEXACT],
+         bug="a resumed Keras job counts its steps from 0 instead of the checkpoint's"),
+    dict(id="keras-sync-callback-ignores-checkpoint", file="horovod_wagma/keras/callbacks.py",
+         edits=[("        if self._checkpoint:\n            optimizer = self.model.optimizer",
+                 "        if False:\n            optimizer = self.model.optimizer")],
+         tests=[KEXACT],
+         bug="WagmaGlobalSyncCallback(checkpoint=True) averages the model alone: no variates "
+             "for ModelCheckpoint's file"),
+]

@@ -116,8 +116,8 @@ MUTANTS = [
     # --- Keras quasi_global ------------------------------------------------------------------
     dict(id="detail4-api-keras-quasi-global-averages-the-velocities",
          file="horovod_wagma/keras/optimizer.py",
-         edits=[('if knobs.average_optimizer_state == "on_sync" else None)',
-                 'if knobs.average_optimizer_state in ("on_sync", "quasi_global") else None)')],
+         edits=[('if knobs.average_optimizer_state == "on_sync" else None,',
+                 'if knobs.average_optimizer_state in ("on_sync", "quasi_global") else None,')],
          tests=[KERAS + "::test_quasi_global_rebuilds_the_velocity_and_does_not_average_it"],
          bug="api.md:327-328, semantics.md:155-157 (A84, S53): Keras quasi_global rebuilds "
              "the velocity and, unlike PyTorch, does not average the buffers at global "

@@ -66,9 +66,16 @@ def make_record(core, world_size, steps, variates):
             "knobs": resolved_knobs(core), "steps": int(steps), "variates": variates}
 
 
-def check_record(record, core, world_size):
+# How a user starts WAGMA's state afresh instead, per framework (the refusals name it).
+AFRESH_TORCH = f"drop the '{RECORD_KEY}' entry to start WAGMA's state afresh"
+AFRESH_KERAS = ("restore the model alone (tf.train.Checkpoint(model=model)) to start "
+                "the optimizer afresh")
+
+
+def check_record(record, core, world_size, afresh=AFRESH_TORCH):
     """CheckpointMismatch naming the first difference between ``record`` and the
-    loading optimizer; every rank loads the same file, so every rank raises alike."""
+    loading optimizer, and ``afresh``; every rank loads the same file, so every rank
+    raises alike."""
     if not isinstance(record, dict) or record.get("version") != RECORD_VERSION:
         found = record.get("version") if isinstance(record, dict) else type(record).__name__
         raise CheckpointMismatch(
@@ -78,16 +85,14 @@ def check_record(record, core, world_size):
         raise CheckpointMismatch(
             f"the checkpoint was saved by {record['world_size']} ranks and is loaded by "
             f"{world_size}: drift correction's variates are per rank. Resume with "
-            f"{record['world_size']} ranks, or load the wrapped optimizer's state alone "
-            f"(drop the '{RECORD_KEY}' entry) to start WAGMA's state afresh")
+            f"{record['world_size']} ranks, or {afresh}")
     here = resolved_knobs(core)
     for knob in KNOBS:
         saved = record["knobs"].get(knob)
         if saved != here[knob]:
             raise CheckpointMismatch(
                 f"the checkpoint was saved with {knob}={saved!r} and is loaded by an "
-                f"optimizer with {knob}={here[knob]!r}; pass the same {knob}, or drop "
-                f"the '{RECORD_KEY}' entry to start WAGMA's state afresh")
+                f"optimizer with {knob}={here[knob]!r}; pass the same {knob}, or {afresh}")
 
 
 def rebased_round_base(steps_before, round_base_before, resumed_steps):
