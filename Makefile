@@ -10,7 +10,7 @@ export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 export OMPI_MCA_mpi_yield_when_idle := 1
 
-.PHONY: install test test-all test-pip-env test-newest-torch test-ray test-unstable engine-unit-test mutation-check multihost multihost-elastic demo demo-op bench bench-peers bench-kernel clean
+.PHONY: install test test-all test-pip-env test-newest-torch test-ray test-optional test-unstable engine-unit-test mutation-check multihost multihost-elastic demo demo-op bench bench-peers bench-kernel clean
 
 install: $(STAMP)
 
@@ -23,10 +23,10 @@ $(STAMP): $(INSTALL_INPUTS)
 # `extended`: other rank counts, frameworks, signals and faults of a capability make
 # test covers). CI runs make test-all.
 test: install engine-unit-test
-	$(PY) -m pytest -v --durations=30 -m "not unstable and not extended" tests lab/tests
+	$(PY) -m pytest -v --durations=30 -m "not unstable and not optional and not extended" tests lab/tests
 
 test-all: install engine-unit-test
-	$(PY) -m pytest -v --durations=30 -m "not unstable" tests lab/tests
+	$(PY) -m pytest -v --durations=30 -m "not unstable and not optional" tests lab/tests
 
 # README's recipe for an existing environment, in a second one with PyTorch and
 # Horovod only: a wheel, then 4 ranks over MPI and Gloo (scripts/check_pip_env.sh;
@@ -44,6 +44,10 @@ test-newest-torch:
 # (scripts/check_ray.sh); Ray is installed in build/ray-env only. Not in make test.
 test-ray:
 	bash scripts/check_ray.sh build/ray-env
+
+# Both, as pytest runs them (tests/test_optional_environments.py, marked optional).
+test-optional: install
+	$(PY) -m pytest -v -m optional tests
 
 # Tests seen to fail intermittently (pytest.ini: unstable), kept out of make test.
 test-unstable: install

@@ -69,3 +69,10 @@ def test_another_world_size_is_refused_on_every_rank(runs):
         err = runs["size"].results[r]["errors"]["size"]
         assert err is not None and "saved by 4 ranks and is loaded by 2" in err, err
         assert runs["size"].results[r]["steps"] == 0  # nothing was loaded
+
+
+def test_checkpoint_sync_callback_needs_a_wagma_optimizer(runs):
+    for r in range(2):
+        err = runs["size"].results[r]["errors"]["callback"]
+        assert err is not None and "needs a model compiled with a DistributedWagmaOptimizer" \
+            in err and "SGD" in err, err

@@ -34,6 +34,7 @@ _check_keras_2()
 from horovod.tensorflow.keras import *  # noqa: E402,F401,F403  (a drop-in superset)
 
 from horovod_wagma.common.op.errors import WagmaError  # noqa: E402,F401
+from horovod_wagma.common.optimizer.checkpoint import CheckpointMismatch  # noqa: E402,F401
 from horovod_wagma.common.elastic.membership import membership_changes  # noqa: E402,F401
 from horovod_wagma.common.op.schedule import default_group_size, groups, optimizer_group_size  # noqa: E402,F401
 # Replaces the `callbacks` that the star import bound to Horovod's module: ours

@@ -15,7 +15,9 @@ Usage: checkpoint_resume_keras.py MODE CKPT STEPS SAVE_AT
                   rank restores CKPT (model.load_weights) and trains from SAVE_AT to
                   STEPS;
         plain     the same from CKPT.plain (tf.train.Checkpoint; variates at zero);
-        size      restore CKPT (expected to refuse: another world size).
+        size      restore CKPT (expected to refuse: another world size), then
+                  WagmaGlobalSyncCallback(checkpoint=True) on a model compiled without
+                  WAGMA (expected to refuse).
 """
 import sys
 
@@ -80,7 +82,7 @@ def refusal(path, **knobs):
     model, opt = build(**knobs)
     try:
         restore(model, opt, path)
-    except ValueError as e:
+    except hvd.CheckpointMismatch as e:  # exported as in horovod_wagma.torch
         return f"{type(e).__name__}: {e}"
     return None
 
@@ -119,5 +121,15 @@ elif mode in ("resume", "plain"):
 else:  # size
     errors["size"] = refusal(ckpt)
     model, opt = build()
+    # The sync callback's checkpoint mode needs a WAGMA optimizer to gather from.
+    plain_model = tf.keras.Sequential([tf.keras.layers.Dense(CLASSES, input_shape=(FEATURES,))])
+    plain_model.compile(optimizer=tf.keras.optimizers.SGD(0.05), loss="mse")
+    x, _ = batch(0)
+    try:
+        plain_model.fit(x, np.zeros((BATCH, CLASSES), np.float32), epochs=1, verbose=0,
+                        callbacks=[hvd.callbacks.WagmaGlobalSyncCallback(checkpoint=True)])
+        errors["callback"] = None
+    except ValueError as e:
+        errors["callback"] = str(e)
 emit(rank, weights=[w.numpy().reshape(-1).tolist() for w in model.weights],
      losses=losses, steps=int(opt.wagma_status().steps), errors=errors)
