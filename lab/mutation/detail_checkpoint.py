@@ -99,3 +99,11 @@ MUTANTS += [
          bug="WagmaGlobalSyncCallback(checkpoint=True) averages the model alone: no variates "
              "for ModelCheckpoint's file"),
 ]
+MUTANTS += [
+    dict(id="keras-sync-callback-accepts-any-optimizer", file="horovod_wagma/keras/callbacks.py",
+         edits=[("            if not hasattr(optimizer, \"_wagma\"):",
+                 "            if False:")],
+         tests=["tests/test_checkpoint_keras.py::test_checkpoint_sync_callback_needs_a_wagma_optimizer"],
+         bug="WagmaGlobalSyncCallback(checkpoint=True) on a plain Keras optimizer fails with "
+             "an AttributeError from inside fit instead of naming what it needs"),
+]
